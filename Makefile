@@ -1,0 +1,43 @@
+# Two commands on a fresh clone: `make preview` (the main job) and `make test`.
+# Both bootstrap .venv from the package registries when it is missing or stale.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.bootstrapped
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+# pytest workers: the suite is mostly subprocesses (kubectl, helm, torchrun).
+PYTEST_WORKERS ?= 2
+
+.PHONY: help venv preview render validate lint merge-preview diff chart test bench image lock clean
+
+help:
+	@echo "make preview        render, validate and lint every target; print the summary table"
+	@echo "make test           run the test suite"
+	@echo "make render|validate|lint|merge-preview|diff [BASE=ref]|image|bench"
+
+$(STAMP): requirements.lock scripts/bootstrap.py
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.lock
+	$(PY) scripts/bootstrap.py --venv $(VENV)
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+preview: $(STAMP)
+	$(PY) scripts/preview.py
+
+render: $(STAMP)
+	$(PY) scripts/render.py $(ARGS)
+
+test: $(STAMP)
+	$(PY) -m pytest -n $(PYTEST_WORKERS) $(ARGS)
+
+lock:
+	rm -rf .lockvenv && $(PYTHON) -m venv .lockvenv && .lockvenv/bin/pip install --quiet -r requirements.txt
+	{ echo "# Full resolved set of requirements.txt, installed by the bootstrap (make lock regenerates it)."; \
+	  .lockvenv/bin/pip freeze | grep -v '^pkg.resources'; } > requirements.lock
+	rm -rf .lockvenv
+
+clean:
+	rm -rf $(VENV) .pytest_cache

