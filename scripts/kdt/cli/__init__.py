@@ -1,0 +1,72 @@
+"""Shared command-line plumbing: one-line errors, exit codes, atomic output files.
+
+Each user-facing tool is `scripts/<tool>.py`, a thin entry point into
+`kdt.cli.<tool>.main`.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Callable, Iterator
+
+from .. import __version__, versions
+from ..errors import UsageError
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that exits 2 with one line on bad usage (argparse's own habit) and knows --version."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        super().__init__(*args, **kwargs)
+        self.add_argument("--version", action="version",
+                          version=f"%(prog)s {__version__} ({versions.describe()})")
+
+
+def add_output_args(parser: argparse.ArgumentParser, formats=("text", "json", "junit", "sarif")) -> None:
+    parser.add_argument("-o", "--format", choices=formats, default="text", help="output format (default: text)")
+    parser.add_argument("--output", metavar="FILE",
+                        help="write the report to FILE (written whole or not at all) instead of standard output")
+
+
+@contextlib.contextmanager
+def output(path: str | None) -> Iterator[io.TextIOBase]:
+    """Standard output, or FILE written atomically: a temporary file renamed into place on success."""
+    if not path:
+        yield sys.stdout
+        return
+    target = Path(path)
+    if not target.parent.exists():
+        raise UsageError(f"{path}: folder {target.parent} does not exist")
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            yield fh
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def run(main: Callable[[list[str] | None], int], argv: list[str] | None = None) -> int:
+    """Run a tool's main; usage errors and unreadable input end in one line and exit 2."""
+    prog = Path(sys.argv[0]).stem
+    try:
+        return main(argv)
+    except UsageError as exc:
+        print(f"{prog}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        with contextlib.suppress(Exception):
+            sys.stdout = open(os.devnull, "w")
+        return 0

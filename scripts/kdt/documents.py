@@ -1,0 +1,321 @@
+"""Parse YAML streams once, keeping what is needed to locate every node.
+
+Two tiers, because line numbers are needed only where something is wrong:
+- data: each document's text goes through yaml-rs (compiled, about 20 times
+  PyYAML), which also rejects duplicate keys;
+- positions: PyYAML's libyaml composer builds a document's node tree the first
+  time a finding asks where a path is (`Document.locate`), from that document's
+  own slice of the stream, so a valid stream never pays for it.
+A document that yaml-rs refuses (syntax error, duplicate key) is read by the
+positions tier, which names the line and column. Syntax errors, duplicate keys
+and documents that are not mappings become findings, never exceptions.
+
+Scalars follow YAML 1.2 (yaml-rs): `yes` and `on` are strings, `010` is ten.
+Timestamps stay strings, as Kubernetes sees them.
+"""
+from __future__ import annotations
+
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path as FsPath
+from typing import Any, Iterable, Sequence
+
+import yaml
+import yaml_rs
+from yaml.constructor import SafeConstructor
+from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+from .errors import UsageError
+from .findings import ERROR, Finding, format_path
+from .paths import display
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+_STR = "tag:yaml.org,2002:str"
+_MERGE = "tag:yaml.org,2002:merge"
+_constructor = SafeConstructor()
+_SCALARS = {
+    "tag:yaml.org,2002:null": lambda n: None,
+    "tag:yaml.org,2002:bool": lambda n: _constructor.construct_yaml_bool(n),
+    "tag:yaml.org,2002:int": lambda n: _constructor.construct_yaml_int(n),
+    "tag:yaml.org,2002:float": lambda n: _constructor.construct_yaml_float(n),
+}
+# A document starts at a `---` line (column 0). Block scalars are indented, so
+# such a line is always a marker in a Kubernetes stream.
+_DOC_START = re.compile(r"^---(?=[ \t\r\n]|$)", re.MULTILINE)
+
+
+@dataclass
+class Document:
+    """One YAML document of a stream."""
+
+    data: Any
+    index: int                     # index in the stream, 0-based, empty documents counted
+    file: str                      # the stream's display name
+    text: str = ""                 # this document's slice of the stream
+    line_offset: int = 0           # lines of the stream before `text`
+    target: str = ""               # the overlay / chart values file it was rendered from
+    source: str = ""               # the source file of the resource, when known
+    meta: dict = field(default_factory=dict)
+    _node: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def node(self) -> Any:
+        """The libyaml node tree of this document, composed on first use."""
+        if self._node is None:
+            self._node = _compose_one(self.text)
+        return self._node
+
+    @property
+    def line(self) -> int:
+        return self.locate(())[0]
+
+    @property
+    def kind(self) -> str:
+        return self.data.get("kind", "") if isinstance(self.data, dict) else ""
+
+    @property
+    def api_version(self) -> str:
+        return self.data.get("apiVersion", "") if isinstance(self.data, dict) else ""
+
+    @property
+    def name(self) -> str:
+        if not isinstance(self.data, dict):
+            return ""
+        meta = self.data.get("metadata")
+        return str(meta.get("name", "")) if isinstance(meta, dict) else ""
+
+    @property
+    def namespace(self) -> str:
+        meta = self.data.get("metadata") if isinstance(self.data, dict) else None
+        return str(meta.get("namespace", "") or "") if isinstance(meta, dict) else ""
+
+    @property
+    def group(self) -> str:
+        av = self.api_version
+        return av.split("/")[0] if "/" in av else ""
+
+    def key(self) -> tuple:
+        """Identity of the resource: (group, kind, namespace, name)."""
+        return (self.group, self.kind, self.namespace, self.name)
+
+    def locate(self, path: Sequence[Any]) -> tuple[int, int, bool]:
+        """(line, col, exact) of the node at `path`; the deepest existing ancestor when it is absent."""
+        node = self.node
+        if node is None:
+            return self.line_offset + 1, 1, False
+        exact = True
+        for part in path:
+            child = None
+            if isinstance(node, MappingNode):
+                for k, v in node.value:
+                    if isinstance(k, ScalarNode) and k.value == str(part):
+                        child = v
+                        break
+            elif isinstance(node, SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+                child = node.value[part]
+            if child is None:
+                exact = False
+                break
+            node = child
+        return self.line_offset + node.start_mark.line + 1, node.start_mark.column + 1, exact
+
+    def get(self, path: Sequence[Any], default: Any = None) -> Any:
+        cur = self.data
+        for part in path:
+            if isinstance(part, int) and isinstance(cur, list) and -len(cur) <= part < len(cur):
+                cur = cur[part]
+            elif isinstance(cur, dict) and part in cur:
+                cur = cur[part]
+            else:
+                return default
+        return cur
+
+    def finding(self, rule: str, message: str, path: Sequence[Any] = (), level: str = ERROR, **extra) -> Finding:
+        """A finding located at `path` in this document."""
+        line, col, _ = self.locate(path)
+        return Finding(level=level, rule=rule, message=message, file=self.file, doc=self.index,
+                       line=line, col=col, path=format_path(path), kind=self.kind, name=self.name,
+                       target=self.target, source=self.source, extra=extra)
+
+
+def _compose_one(text: str) -> Any:
+    loader = _Loader(text)
+    try:
+        return loader.get_single_node()
+    except yaml.YAMLError:
+        return None
+    finally:
+        loader.dispose()
+
+
+class _Walker:
+    """Node tree -> plain data (PyYAML tier), collecting duplicate keys."""
+
+    __slots__ = ("dups",)
+
+    def __init__(self) -> None:
+        self.dups: list[tuple[Any, tuple]] = []
+
+    def build(self, node: Any, path: tuple) -> Any:
+        if isinstance(node, ScalarNode):
+            tag = node.tag
+            if tag == _STR:
+                return node.value
+            conv = _SCALARS.get(tag)
+            return conv(node) if conv else node.value
+        if isinstance(node, MappingNode):
+            out: dict = {}
+            for knode, vnode in node.value:
+                if knode.tag == _MERGE:
+                    merged = self.build(vnode, path)
+                    for m in merged if isinstance(merged, list) else [merged]:
+                        if isinstance(m, dict):
+                            for mk, mv in m.items():
+                                out.setdefault(mk, mv)
+                    continue
+                key = self.build(knode, path)
+                if isinstance(key, (list, dict)):
+                    key = str(key)
+                if key in out:
+                    self.dups.append((knode, path + (key,)))
+                out[key] = self.build(vnode, path + (key,))
+            return out
+        if isinstance(node, SequenceNode):
+            return [self.build(item, path + (i,)) for i, item in enumerate(node.value)]
+        return None
+
+
+def _chunks(text: str) -> list[tuple[str, int]]:
+    """(document text, line offset) for each `---`-separated part of a stream."""
+    starts = [m.start() for m in _DOC_START.finditer(text)]
+    if not starts or starts[0] != 0:
+        starts.insert(0, 0)
+    out = []
+    line = 0
+    for i, s in enumerate(starts):
+        e = starts[i + 1] if i + 1 < len(starts) else len(text)
+        part = text[s:e]
+        out.append((part, line))
+        line += part.count("\n")
+    # The text before the first `---` holds only comments or directives when the
+    # stream starts with a marker after them: it is no document of its own.
+    if len(out) > 1 and _blank(out[0][0]):
+        out.pop(0)
+    return out
+
+
+def _blank(part: str) -> bool:
+    for ln in part.splitlines():
+        s = ln.strip()
+        if s and not s.startswith("#") and not s.startswith("%"):
+            return False
+    return True
+
+
+def _slow(part: str, offset: int, file: str, index: int, target: str,
+          findings: list[Finding]) -> tuple[Any, Any, bool]:
+    """Read one document with the positions tier: (data, node, ok)."""
+    loader = _Loader(part)
+    try:
+        node = loader.get_single_node()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        msg = " ".join(str(p) for p in (exc.context, exc.problem) if p)
+        findings.append(Finding(level=ERROR, rule="yaml", message=f"YAML syntax error: {msg}",
+                                file=file, doc=index, line=offset + mark.line + 1 if mark else None,
+                                col=mark.column + 1 if mark else None, target=target))
+        return None, None, False
+    except yaml.YAMLError as exc:
+        findings.append(Finding(level=ERROR, rule="yaml", message=f"YAML error: {exc}", file=file, doc=index,
+                                line=offset + 1, target=target))
+        return None, None, False
+    finally:
+        loader.dispose()
+    if node is None:
+        return None, None, True
+    walker = _Walker()
+    try:
+        data = walker.build(node, ())
+    except (yaml.YAMLError, ValueError, TypeError) as exc:
+        findings.append(Finding(level=ERROR, rule="yaml", message=f"cannot read value: {exc}", file=file,
+                                doc=index, line=offset + node.start_mark.line + 1,
+                                col=node.start_mark.column + 1, target=target))
+        return None, node, False
+    kind = data.get("kind", "") if isinstance(data, dict) else ""
+    meta = data.get("metadata") if isinstance(data, dict) else None
+    name = str(meta.get("name", "")) if isinstance(meta, dict) else ""
+    for knode, path in walker.dups:
+        findings.append(Finding(level=ERROR, rule="yaml",
+                                message=f"duplicate key {path[-1]!r} (kubectl would keep only the last one)",
+                                file=file, doc=index, line=offset + knode.start_mark.line + 1,
+                                col=knode.start_mark.column + 1, path=format_path(path),
+                                kind=kind, name=name, target=target))
+    return data, node, True
+
+
+def load_stream(text: str, file: str, target: str = "") -> tuple[list[Document], list[Finding]]:
+    """Every non-empty mapping document of a YAML stream, and the findings that parsing produced."""
+    docs: list[Document] = []
+    findings: list[Finding] = []
+    for index, (part, offset) in enumerate(_chunks(text)):
+        node = None
+        try:
+            data = yaml_rs.loads(part, parse_datetime=False)
+        except yaml_rs.YAMLDecodeError:
+            data, node, ok = _slow(part, offset, file, index, target, findings)
+            if not ok:
+                continue
+        except (ValueError, TypeError, OverflowError):
+            data, node, ok = _slow(part, offset, file, index, target, findings)
+            if not ok:
+                continue
+        if data is None:
+            continue
+        doc = Document(data=data, index=index, file=file, text=part, line_offset=offset, target=target, _node=node)
+        if not isinstance(data, dict):
+            line, col, _ = doc.locate(())
+            findings.append(Finding(level=ERROR, rule="yaml",
+                                    message=f"document is a {type(data).__name__}, expected a mapping (a Kubernetes object)",
+                                    file=file, doc=index, line=line, col=col, target=target))
+            continue
+        docs.append(doc)
+    return docs, findings
+
+
+def read_text(path: str) -> tuple[str, str]:
+    """(display name, text) of a file or `-` (stdin). Unreadable input is a UsageError (exit 2)."""
+    if path == "-":
+        return "<stdin>", sys.stdin.read()
+    p = FsPath(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise UsageError(f"{path}: no such file or folder") from None
+    except IsADirectoryError:
+        raise UsageError(f"{path}: is a folder") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        return display(p), data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+
+
+def yaml_files(folder: FsPath) -> list[FsPath]:
+    return sorted(p for p in folder.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+
+
+def load_paths(paths: Iterable[str]) -> tuple[list[Document], list[Finding]]:
+    docs: list[Document] = []
+    findings: list[Finding] = []
+    for path in paths:
+        p = FsPath(path)
+        files = yaml_files(p) if path != "-" and p.is_dir() else [path]
+        for f in files:
+            name, text = read_text(str(f))
+            d, fs = load_stream(text, name)
+            docs.extend(d)
+            findings.extend(fs)
+    return docs, findings

@@ -1,0 +1,153 @@
+"""The only place that runs kubectl or helm: the project's pinned binaries, one call per target per run.
+
+A rendered document remembers its target and, where it can be known, the source
+file it came from (helm's `# Source:` lines; for kustomize, the resource file
+in the overlay's tree that declares the same kind and name).
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml_rs
+
+from . import targets as T
+from .documents import Document, load_stream, read_text
+from .errors import UsageError
+from .findings import ERROR, Finding
+from .paths import ROOT, display, tool
+
+HELM_RELEASE = "trainer"   # release name used for every chart values file
+HELM_NAMESPACE = "default"
+TIMEOUT_S = 120
+
+
+@dataclass
+class Rendered:
+    target: T.Target
+    text: str = ""
+    documents: list[Document] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not any(f.rule in ("render", "input") for f in self.findings)
+
+
+_cache: dict[tuple, Rendered] = {}
+
+
+def _run(cmd: list[str], target: T.Target, cwd: Path | None = None) -> tuple[str, Finding | None]:
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, cwd=cwd)
+    except FileNotFoundError:
+        raise UsageError(f"{cmd[0]}: not found; run `make venv` to bootstrap the project's tools") from None
+    except subprocess.TimeoutExpired:
+        return "", Finding(ERROR, "render", f"{Path(cmd[0]).name} did not finish in {TIMEOUT_S} s", target.name, target=target.name)
+    if proc.returncode != 0:
+        msg = " ".join(proc.stderr.strip().split("\n")) or f"exit code {proc.returncode}"
+        tool_name = Path(cmd[0]).name
+        verb = "kustomize" if tool_name == "kubectl" else "template"
+        return "", Finding(ERROR, "render", f"{tool_name} {verb} failed: {msg}", target.name, target=target.name)
+    return proc.stdout, None
+
+
+def render_text(target: T.Target) -> tuple[str, Finding | None]:
+    """The rendered YAML stream of a target (or the file's own text)."""
+    if target.kind == T.KUSTOMIZE:
+        return _run([tool("kubectl"), "kustomize", str(target.path)], target)
+    if target.kind == T.HELM:
+        cmd = [tool("helm"), "template", HELM_RELEASE, str(target.chart), "--namespace", HELM_NAMESPACE]
+        if target.path.name != "values.yaml" or target.path.parent != target.chart:
+            cmd += ["-f", str(target.path)]
+        return _run(cmd, target)
+    _, text = read_text(str(target.path))
+    return text, None
+
+
+def render(target: T.Target) -> Rendered:
+    key = (target.kind, str(target.path), str(target.chart))
+    if key in _cache:
+        return _cache[key]
+    text, failure = render_text(target)
+    out = Rendered(target, text)
+    if failure is not None:
+        out.findings.append(failure)
+    else:
+        file = target.name if target.kind == T.FILE else f"{target.name} (rendered)"
+        out.documents, out.findings = load_stream(text, file, target=target.name if target.kind != T.FILE else "")
+        if target.kind == T.KUSTOMIZE:
+            sources = kustomize_sources(target.path)
+            for d in out.documents:
+                d.source = sources.get((d.kind, d.name)) or sources.get((d.kind, "*"), "")
+        elif target.kind == T.HELM:
+            for d, src in zip(out.documents, helm_sources(out.documents, target.chart)):
+                d.source = src
+    _cache[key] = out
+    return out
+
+
+def render_all(targets: list[T.Target]) -> list[Rendered]:
+    return [render(t) for t in targets]
+
+
+_HELM_SOURCE = re.compile(r"^# Source: [^/]+/(.+)$", re.MULTILINE)
+
+
+def helm_sources(docs: list[Document], chart: Path | None) -> list[str]:
+    out = []
+    for d in docs:
+        m = _HELM_SOURCE.search(d.text)
+        out.append(display(chart / m.group(1)) if (m and chart) else "")
+    return out
+
+
+def kustomize_sources(folder: Path) -> dict[tuple[str, str], str]:
+    """(kind, name) -> source file, for the local resources of a kustomization tree.
+
+    (kind, "*") names the file when a kind appears in exactly one file, so that
+    renamed resources (namePrefix, nameSuffix) still find their source.
+    """
+    found: dict[tuple[str, str], str] = {}
+    files_by_kind: dict[str, set[str]] = {}
+    seen: set[Path] = set()
+
+    def walk(kdir: Path) -> None:
+        kdir = kdir.resolve()
+        if kdir in seen:
+            return
+        seen.add(kdir)
+        kfile = next((kdir / f for f in T.KUSTOMIZATION_FILES if (kdir / f).is_file()), None)
+        if kfile is None:
+            return
+        try:
+            spec = yaml_rs.loads(kfile.read_text(), parse_datetime=False) or {}
+        except (yaml_rs.YAMLDecodeError, OSError):
+            return
+        if not isinstance(spec, dict):
+            return
+        for entry in list(spec.get("resources") or []) + list(spec.get("components") or []):
+            if not isinstance(entry, str) or "://" in entry or entry.startswith("github.com"):
+                continue
+            p = (kdir / entry)
+            if p.is_dir():
+                walk(p)
+            elif p.is_file():
+                try:
+                    docs = yaml_rs.loads(p.read_text(), parse_datetime=False)
+                except (yaml_rs.YAMLDecodeError, OSError):
+                    continue
+                for d in docs if isinstance(docs, list) else [docs]:
+                    if isinstance(d, dict):
+                        kind = str(d.get("kind", ""))
+                        name = str((d.get("metadata") or {}).get("name", ""))
+                        found.setdefault((kind, name), display(p))
+                        files_by_kind.setdefault(kind, set()).add(display(p))
+
+    walk(folder)
+    for kind, files in files_by_kind.items():
+        if len(files) == 1:
+            found[(kind, "*")] = next(iter(files))
+    return found
