@@ -1,0 +1,55 @@
+"""The loader: data from yaml-rs, positions from libyaml on demand, problems as findings."""
+from kdt.documents import load_stream
+
+STREAM = """\
+# leading comment
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: first
+data:
+  a: "1"
+---
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: second
+spec:
+  template:
+    spec:
+      containers:
+        - name: c
+          image: x:1
+"""
+
+
+def test_documents_indexes_and_lines():
+    docs, findings = load_stream(STREAM, "s.yaml")
+    assert findings == []
+    assert [(d.index, d.kind, d.name) for d in docs] == [(0, "ConfigMap", "first"), (2, "Deployment", "second")]
+    assert docs[0].line == 3 and docs[1].line == 11
+    assert docs[1].locate(["spec", "template", "spec", "containers", 0, "image"]) == (20, 18, True)
+    # an absent path points at its deepest existing ancestor
+    assert docs[1].locate(["spec", "template", "spec", "containers", 0, "resources"]) == (19, 11, False)
+    f = docs[1].finding("x", "msg", ["spec", "template", "spec", "containers", 0, "image"])
+    assert (f.file, f.doc, f.line, f.col, f.path, f.kind, f.name) == (
+        "s.yaml", 2, 20, 18, "spec.template.spec.containers[0].image", "Deployment", "second")
+
+
+def test_duplicate_keys_syntax_errors_and_non_mappings_are_findings():
+    text = "a: 1\nb: 2\na: 3\n---\n- 1\n- 2\n---\nkind: Ok\nmetadata: {name: n}\n---\nc: [1, 2\n"
+    docs, findings = load_stream(text, "bad.yaml")
+    assert [d.kind for d in docs] == ["", "Ok"]  # the duplicate-key document is still read
+    assert docs[0].data == {"a": 3, "b": 2}
+    by_doc = {f.doc: f for f in findings}
+    assert by_doc[0].line == 3 and by_doc[0].col == 1 and "duplicate key 'a'" in by_doc[0].message
+    assert by_doc[1].line == 5 and "expected a mapping" in by_doc[1].message
+    assert by_doc[3].rule == "yaml" and "syntax error" in by_doc[3].message and by_doc[3].line >= 11
+    assert len(findings) == 3
+
+
+def test_yaml_12_scalars_and_strings_kept():
+    docs, _ = load_stream("v: yes\nd: 2024-01-01\nq: '010'\nn: 010\n", "s.yaml")
+    assert docs[0].data == {"v": "yes", "d": "2024-01-01", "q": "010", "n": 10}
