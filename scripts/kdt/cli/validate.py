@@ -1,0 +1,104 @@
+"""validate: schema validation of everything the repository renders, or of the YAML streams named.
+
+With no paths, validates the rendered output of every overlay (overlays/*/)
+and every chart values file (charts/*/ci/*.yaml), each rendered once with the
+project's pinned kubectl and helm. With paths (YAML files, folders, `-` for
+standard input, overlay folders, chart values files), validates those.
+
+Schemas: Kubernetes kinds from kubernetes-validate's strict schemas (unknown
+fields are errors); PyTorchJob (kubeflow.org/v1, Training Operator 1.9.4);
+TrainJob, TrainingRuntime, ClusterTrainingRuntime (trainer.kubeflow.org/v1alpha1)
+and JobSet (jobset.x-k8s.io/v1alpha2) of Trainer 2.1 or 2.3; Argo CD Application
+and ApplicationSet (argoproj.io/v1alpha1).
+
+Trainer version of each target: --trainer-version when given; otherwise the
+target's own marker, a comment line in the overlay's kustomization.yaml (or in
+the chart values file, or in the YAML file):
+
+    # kdt:trainer-version=2.1
+
+otherwise the default. The marker never reaches the cluster (it is a comment).
+
+Every error is reported, each with file, document index, line and column,
+JSON path, kind/name and, for rendered targets, the target and source file.
+Exit status: 0 valid, 1 invalid, 2 usage error, unreadable input or a target
+that fails to render.
+"""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from . import Parser, add_output_args, output, run
+from .. import findings as F
+from .. import report, schemas, targets, versions
+from ..render import render
+from ..targets import FILE, HELM, KUSTOMIZATION_FILES, KUSTOMIZE, Target
+from ..validate import RULES, validate_documents
+
+TOOL = "validate"
+_MARKER = re.compile(r"^[ \t]*#[ \t]*kdt:trainer-version[ \t]*[=:][ \t]*v?([0-9]+\.[0-9]+)", re.MULTILINE)
+
+
+def marker_file(target: Target) -> Path | None:
+    """The file whose `# kdt:trainer-version=X.Y` comment sets a target's Trainer version."""
+    if target.kind == KUSTOMIZE:
+        return next((target.path / f for f in KUSTOMIZATION_FILES if (target.path / f).is_file()), None)
+    if target.kind in (HELM, FILE) and str(target.path) != "-":
+        return target.path
+    return None
+
+
+def target_trainer_version(target: Target, text: str | None = None) -> str | None:
+    """The Trainer version a target declares with its marker comment, or None."""
+    if text is None:
+        path = marker_file(target)
+        if path is None:
+            return None
+        try:
+            text = path.read_text(errors="replace")
+        except OSError:
+            return None
+    m = _MARKER.search(text)
+    return schemas.trainer_version(m.group(1)) if m else None
+
+
+def main(argv=None) -> int:
+    p = Parser(prog="validate.py", description=__doc__)
+    p.add_argument("paths", nargs="*", help="YAML files, folders, overlays, chart values files, or - (default: every target)")
+    p.add_argument("--kubernetes-version", default=versions.KUBERNETES_DEFAULT, metavar="X.Y",
+                   help=f"Kubernetes schemas to use (default: {versions.KUBERNETES_DEFAULT}; "
+                        f"available: {', '.join(schemas.kubernetes_versions())})")
+    p.add_argument("--trainer-version", choices=versions.TRAINER_RELEASES, default=None,
+                   help=f"Kubeflow Trainer release of the TrainJob/runtime/JobSet schemas, for every target "
+                        f"(default: each target's `# kdt:trainer-version=X.Y` marker, else {versions.TRAINER_DEFAULT})")
+    p.add_argument("--ignore-missing-schemas", action="store_true",
+                   help="a kind without a schema is a warning instead of an error")
+    add_output_args(p)
+    args = p.parse_args(argv)
+    k8s = schemas.kubernetes_version(args.kubernetes_version)
+
+    tlist = targets.resolve(args.paths)
+    findings: list[F.Finding] = []
+    inventory = []
+    ndocs = 0
+    for t in tlist:
+        rendered = render(t)
+        findings.extend(rendered.findings)
+        trainer = args.trainer_version
+        if trainer is None:
+            text = rendered.text if (t.kind == FILE and str(t.path) == "-") else None
+            trainer = target_trainer_version(t, text) or versions.TRAINER_DEFAULT
+        findings.extend(validate_documents(rendered.documents, kubernetes_version=k8s, trainer_version=trainer,
+                                           ignore_missing_schemas=args.ignore_missing_schemas))
+        ndocs += len(rendered.documents)
+        inventory.extend(rendered.documents)
+    with output(args.output) as out:
+        report.write(findings, args.format, TOOL, out, documents=ndocs, targets=[t.name for t in tlist],
+                     rules=RULES, inventory=inventory)
+    return F.exit_code(findings)
+
+
+if __name__ == "__main__":
+    sys.exit(run(main))

@@ -1,0 +1,257 @@
+"""Schemas of every kind the project validates, compiled once per kind and version.
+
+- Kubernetes kinds: the strict JSON schemas bundled in `kubernetes-validate`
+  (`kubernetes-json-schema/v<X.Y>.0-local-strict/_definitions.json`: every
+  definition in one file, internal `#/$defs/` references, each top-level kind
+  tagged with `x-kubernetes-group-version-kind`).
+- Kubeflow Trainer v2 (`trainer.kubeflow.org/v1alpha1`) and JobSet
+  (`jobset.x-k8s.io/v1alpha2`) per Trainer release, and the Training
+  Operator's `kubeflow.org/v1` PyTorchJob: generated/*.json, written by
+  generate.py from the official API packages.
+- Argo CD `Application` / `ApplicationSet` (`argoproj.io/v1alpha1`): argocd.json,
+  written by hand from Argo CD's documented fields.
+
+For one kind, the schema handed to jsonschema-rs is self-contained: the root
+definition plus the closure of the definitions it references. IntOrString and
+Quantity accept `string|integer` and `string|number` (plain type lists give
+plain messages where the bundled `oneOf` would not). Compiled validators are
+cached per (Kubernetes version, Trainer version, apiVersion, kind) for the
+life of the process; nothing is compiled for a kind no document uses.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jsonschema_rs
+
+from .. import versions
+from ..errors import UsageError
+
+HERE = Path(__file__).resolve().parent
+GENERATED = HERE / "generated"
+ARGOCD = HERE / "argocd.json"
+
+INT_OR_STRING = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
+QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
+_SPECIAL = {INT_OR_STRING: {"type": ["string", "integer", "null"]},
+            QUANTITY: {"type": ["string", "number", "null"]}}
+_K8S_REF = "kubernetes:"
+
+
+def _kv_root() -> Path:
+    import kubernetes_validate
+    return Path(kubernetes_validate.__file__).resolve().parent / "kubernetes-json-schema"
+
+
+@functools.lru_cache(maxsize=None)
+def kubernetes_versions() -> tuple[str, ...]:
+    """Kubernetes minor versions whose strict schemas kubernetes-validate bundles, oldest first."""
+    found = []
+    for p in _kv_root().iterdir():
+        m = re.match(r"^v(\d+)\.(\d+)\.0-local-strict$", p.name)
+        if m and (p / "_definitions.json").is_file():
+            found.append((int(m.group(1)), int(m.group(2))))
+    return tuple(f"{a}.{b}" for a, b in sorted(found))
+
+
+def kubernetes_version(value: str) -> str:
+    """'1.35', 'v1.35', '1.35.2' -> '1.35'; a version without bundled schemas is a UsageError."""
+    m = re.match(r"^v?(\d+)\.(\d+)(?:\.\d+)?$", str(value).strip())
+    have = kubernetes_versions()
+    if not m or f"{m.group(1)}.{m.group(2)}" not in have:
+        raise UsageError(f"--kubernetes-version {value}: no schemas for it; available: {', '.join(have)}")
+    return f"{m.group(1)}.{m.group(2)}"
+
+
+def trainer_version(value: str) -> str:
+    m = re.match(r"^v?(\d+)\.(\d+)(?:\.\d+)?$", str(value).strip())
+    short = f"{m.group(1)}.{m.group(2)}" if m else str(value)
+    if short not in versions.TRAINER_RELEASES:
+        raise UsageError(f"--trainer-version {value}: not supported; choose one of {', '.join(versions.TRAINER_RELEASES)}")
+    return short
+
+
+@dataclass
+class Pool:
+    """A set of definitions and the root definition of each (apiVersion, kind) it holds."""
+    name: str
+    defs: dict
+    kinds: dict        # apiVersion -> kind -> definition name
+
+
+@functools.lru_cache(maxsize=None)
+def kubernetes_pool(version: str) -> Pool:
+    path = _kv_root() / f"v{version}.0-local-strict" / "_definitions.json"
+    with open(path, "rb") as fh:
+        defs = json.load(fh)["$defs"]
+    defs.update({k: dict(v) for k, v in _SPECIAL.items()})
+    kinds: dict = {}
+    for name, d in defs.items():
+        for gvk in d.get("x-kubernetes-group-version-kind", ()):
+            if not d.get("properties") or "kind" not in d["properties"]:
+                continue
+            av = f"{gvk['group']}/{gvk['version']}" if gvk["group"] else gvk["version"]
+            # Several definitions can claim one GVK (meta.v1.DeleteOptions for every group):
+            # the one whose own package is the group's wins.
+            kinds.setdefault(av, {}).setdefault(gvk["kind"], name)
+    return Pool(f"Kubernetes {version}", defs, kinds)
+
+
+def _load(path: Path) -> dict:
+    with open(path, "rb") as fh:
+        return json.load(fh)
+
+
+@functools.lru_cache(maxsize=None)
+def kubeflow_pool(trainer: str) -> Pool:
+    """Trainer <trainer> + JobSet + Training Operator v1 + Argo CD definitions."""
+    defs: dict = {}
+    kinds: dict = {}
+    files = [GENERATED / f"trainer-{trainer}.json", *sorted(GENERATED.glob("training-operator-*.json")), ARGOCD]
+    for f in files:
+        payload = _load(f)
+        for name, d in payload["$defs"].items():
+            defs.setdefault(name, d)
+        for av, ks in payload["kinds"].items():
+            kinds.setdefault(av, {}).update(ks)
+    return Pool(f"Trainer {trainer}", defs, kinds)
+
+
+def _refs(node: Any, out: list) -> None:
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            out.append(ref)
+        for v in node.values():
+            if isinstance(v, (dict, list)):
+                _refs(v, out)
+    elif isinstance(node, list):
+        for v in node:
+            _refs(v, out)
+
+
+def _rewrite_k8s(node: Any) -> Any:
+    if isinstance(node, dict):
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith(_K8S_REF):
+            return {**node, "$ref": "#/$defs/" + ref[len(_K8S_REF):]}
+        return {k: _rewrite_k8s(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_rewrite_k8s(v) for v in node]
+    return node
+
+
+def closure(root: str, pools: list[Pool]) -> dict:
+    """Self-contained schema of definition `root`: it, and every definition it reaches."""
+    lookup: dict = {}
+    for pool in reversed(pools):
+        lookup.update(pool.defs)
+    defs: dict = {}
+    todo = [root]
+    while todo:
+        name = todo.pop()
+        if name in defs:
+            continue
+        if name not in lookup:
+            raise UsageError(f"schema definition {name} is missing (regenerate the schemas)")
+        d = _rewrite_k8s(lookup[name])
+        defs[name] = d
+        refs: list = []
+        _refs(d, refs)
+        todo.extend(r.rsplit("/", 1)[-1] for r in refs if r.startswith("#/$defs/"))
+    return {"$ref": f"#/$defs/{root}", "$defs": defs}
+
+
+@dataclass
+class KindSchema:
+    api_version: str
+    kind: str
+    origin: str          # "Kubernetes 1.35", "Trainer 2.3"
+    schema: dict
+    validator: Any
+
+    def resolve(self, node: Any) -> Any:
+        seen = 0
+        while isinstance(node, dict) and "$ref" in node and seen < 50:
+            node = self.schema["$defs"].get(node["$ref"].rsplit("/", 1)[-1], {})
+            seen += 1
+        return node
+
+    def at(self, path) -> Any:
+        """The schema node that describes the instance at `path` (None when unknown)."""
+        node = self.resolve(self.schema)
+        for part in path:
+            if not isinstance(node, dict):
+                return None
+            if isinstance(part, int):
+                node = node.get("items")
+            else:
+                props = node.get("properties") or {}
+                if part in props:
+                    node = props[part]
+                elif isinstance(node.get("additionalProperties"), dict):
+                    node = node["additionalProperties"]
+                else:
+                    return None
+            node = self.resolve(node)
+        return node
+
+    def fields_at(self, path) -> list[str]:
+        node = self.at(path)
+        return sorted((node or {}).get("properties") or {}) if isinstance(node, dict) else []
+
+
+class Registry:
+    """Schemas for one (Kubernetes version, Trainer version)."""
+
+    def __init__(self, kubernetes_version: str, trainer_version: str):
+        self.kubernetes_version = kubernetes_version
+        self.trainer_version = trainer_version
+        self._compiled: dict = {}
+
+    @functools.cached_property
+    def pools(self) -> list[Pool]:
+        # The Kubeflow pool first: its kinds win; its `kubernetes:` references land in the Kubernetes pool.
+        return [kubeflow_pool(self.trainer_version), kubernetes_pool(self.kubernetes_version)]
+
+    def definition(self, api_version: str, kind: str) -> tuple[Pool, str] | None:
+        for pool in self.pools:
+            name = pool.kinds.get(api_version, {}).get(kind)
+            if name:
+                return pool, name
+        return None
+
+    @functools.cached_property
+    def groups(self) -> frozenset[str]:
+        return frozenset(av.split("/")[0] if "/" in av else "" for pool in self.pools for av in pool.kinds)
+
+    def group_known(self, group: str) -> bool:
+        """Whether any kind of this API group has a schema (then an unknown apiVersion of it is a mistake)."""
+        return group in self.groups
+
+    def api_versions_for(self, kind: str) -> list[str]:
+        return sorted({av for pool in self.pools for av, ks in pool.kinds.items() if kind in ks})
+
+    def get(self, api_version: str, kind: str) -> KindSchema | None:
+        key = (api_version, kind)
+        if key in self._compiled:
+            return self._compiled[key]
+        found = self.definition(api_version, kind)
+        ks = None
+        if found is not None:
+            pool, name = found
+            schema = closure(name, self.pools if pool is self.pools[0] else [pool])
+            validator = jsonschema_rs.validator_for(schema)
+            ks = KindSchema(api_version, kind, pool.name, schema, validator)
+        self._compiled[key] = ks
+        return ks
+
+
+@functools.lru_cache(maxsize=None)
+def registry(kubernetes_version: str, trainer_version: str) -> Registry:
+    return Registry(kubernetes_version, trainer_version)

@@ -1,0 +1,133 @@
+"""Schema validation: every error of every document, located.
+
+    validate_documents(docs, kubernetes_version=..., trainer_version=..., ignore_missing_schemas=False)
+
+Each document is checked against the schema of its (apiVersion, kind) from
+`kdt.schemas`: Kubernetes kinds from kubernetes-validate's strict schemas
+(unknown fields are errors), Kubeflow/JobSet/Argo CD kinds from the project's
+generated schemas. A valid document costs one compiled `is_valid` call; only an
+invalid one has its errors listed (`iter_errors`, all of them) and located
+(line and column from the document's node tree, composed on demand).
+
+Findings (rule "schema"):
+- unknown field: one finding per field, at the field itself, with the closest
+  known name ("did you mean ...");
+- missing required field, wrong type, value not allowed: at the offending node;
+- apiVersion not served for a known kind (wrong version or group): at apiVersion;
+- no schema for the kind: an error, or a warning with ignore_missing_schemas;
+- missing or non-string apiVersion/kind: at the document.
+Kustomization and Component files (kustomize.config.k8s.io) are skipped: they
+are build instructions that kustomize itself checks when it renders.
+"""
+from __future__ import annotations
+
+import difflib
+import json
+from typing import Iterable
+
+from . import schemas, versions
+from .documents import Document
+from .findings import ERROR, WARNING, Finding
+
+RULE = "schema"
+
+# Build instructions, not cluster objects: kustomize reads them (and rejects bad ones) at render time.
+NOT_OBJECTS = {("kustomize.config.k8s.io", "Kustomization"), ("kustomize.config.k8s.io", "Component")}
+
+RULES = {
+    RULE: "The document does not match the schema of its kind (Kubernetes strict schemas from "
+          "kubernetes-validate; Kubeflow Trainer, Training Operator, JobSet and Argo CD schemas generated "
+          "by the project). Unknown fields, wrong types, missing required fields, unserved apiVersions "
+          "and kinds without a schema.",
+    "yaml": "The YAML stream cannot be read: syntax error, duplicate key, or a document that is not a mapping.",
+    "render": "A target failed to render (kubectl kustomize or helm template).",
+    "input": "An input could not be read.",
+}
+
+
+def _short(value, limit: int = 60) -> str:
+    try:
+        text = json.dumps(value, sort_keys=True, default=str)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _types(types) -> str:
+    names = [t for t in types if t != "null"] or list(types)
+    return " or ".join(names)
+
+
+def _errors(doc: Document, ks: schemas.KindSchema) -> list[Finding]:
+    out: list[Finding] = []
+    origin = {"schema": f"{ks.origin} {ks.api_version} {ks.kind}"}
+    for err in ks.validator.iter_errors(doc.data):
+        path = list(err.instance_path)
+        kind = err.kind
+        name = getattr(kind, "name", "")
+        if name == "additionalProperties":
+            known = ks.fields_at(path)
+            for key in kind.unexpected:
+                msg = f"unknown field {key!r}"
+                close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
+                if close:
+                    msg += f" (did you mean {close[0]!r}?)"
+                out.append(doc.finding(RULE, msg, path + [key], **origin))
+        elif name == "required":
+            out.append(doc.finding(RULE, f"missing required field {kind.property!r}", path, **origin))
+        elif name == "type":
+            out.append(doc.finding(RULE, f"{_short(err.instance)} is not of type {_types(kind.types)}", path, **origin))
+        elif name == "enum":
+            opts = ", ".join(_short(o) for o in kind.options if o is not None)
+            out.append(doc.finding(RULE, f"{_short(err.instance)} is not one of: {opts}", path, **origin))
+        else:
+            out.append(doc.finding(RULE, err.message, path, **origin))
+    return out
+
+
+def _identity(doc: Document, registry: schemas.Registry, ignore_missing: bool) -> tuple[schemas.KindSchema | None, list[Finding]]:
+    data = doc.data
+    av, kind = data.get("apiVersion"), data.get("kind")
+    problems = []
+    if not isinstance(av, str) or not av:
+        problems.append(doc.finding(RULE, "apiVersion is missing or not a string", ["apiVersion"] if "apiVersion" in data else []))
+    if not isinstance(kind, str) or not kind:
+        problems.append(doc.finding(RULE, "kind is missing or not a string", ["kind"] if "kind" in data else []))
+    if problems:
+        return None, problems
+    ks = registry.get(av, kind)
+    if ks is not None:
+        return ks, []
+    served = registry.api_versions_for(kind)
+    group = av.split("/")[0] if "/" in av else ""
+    known_groups = {a.split("/")[0] if "/" in a else "" for a in served}
+    if served and (group in known_groups or registry.group_known(group)):
+        return None, [doc.finding(RULE, f"apiVersion {av!r} is not served for kind {kind}; "
+                                        f"expected {' or '.join(served)}", ["apiVersion"])]
+    level = WARNING if ignore_missing else ERROR
+    hint = "" if ignore_missing else " (--ignore-missing-schemas makes this a warning)"
+    return None, [doc.finding(RULE, f"no schema for kind {kind} ({av}) in Kubernetes {registry.kubernetes_version}, "
+                                    f"Trainer {registry.trainer_version}, Training Operator, JobSet or Argo CD{hint}",
+                              ["kind"], level=level)]
+
+
+def validate_documents(docs: Iterable[Document], kubernetes_version: str = versions.KUBERNETES_DEFAULT,
+                       trainer_version: str = versions.TRAINER_DEFAULT,
+                       ignore_missing_schemas: bool = False) -> list[Finding]:
+    """Every schema finding of every document (documents that are not mappings are the loader's findings)."""
+    registry = schemas.registry(schemas.kubernetes_version(kubernetes_version), schemas.trainer_version(trainer_version))
+    findings: list[Finding] = []
+    for doc in docs:
+        if not isinstance(doc.data, dict):
+            continue
+        av = doc.data.get("apiVersion")
+        if isinstance(av, str) and (av.split("/")[0], doc.data.get("kind")) in NOT_OBJECTS:
+            continue
+        ks, problems = _identity(doc, registry, ignore_missing_schemas)
+        if problems:
+            findings.extend(problems)
+            continue
+        if ks.validator.is_valid(doc.data):
+            continue
+        findings.extend(_errors(doc, ks))
+    return findings
