@@ -1,0 +1,135 @@
+"""Merge preview: the objects the operators will create from rendered documents.
+
+One module per operator (`training_operator_v1`, `trainer_v2`, `statefulset`),
+shared merge helpers in `merge`; facts (names, ports, env, merge keys) come from
+`kdt.operators`. Nothing here mutates a rendered document: every expansion
+works on a fresh copy (`model.Loader`).
+
+    expanded, findings = expand_documents(docs, trainer_version="2.3")
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..documents import Document
+from ..findings import Finding, format_path
+from ..operators import trainer_v2 as TV2
+from ..operators import training_operator_v1 as TO1
+from . import statefulset, trainer_v2, training_operator_v1
+from .model import Expanded, Loader
+
+__all__ = ["Expanded", "Loader", "expand_documents", "summary_line", "explain_lines"]
+
+EXPANDABLE = ("PyTorchJob", "TrainJob", "StatefulSet")
+
+
+def expand_documents(docs: Iterable[Document], trainer_version: str | None = None,
+                     roundtrip: bool = False, loader: Loader | None = None
+                     ) -> tuple[list[Expanded], list[Finding]]:
+    """Every object the operators create from `docs`, and findings for references that do not resolve.
+
+    trainer_version: "2.1", "2.3", ... (None: inferred per TrainJob from the fields it uses).
+    roundtrip: build objects from ruamel round-trip data, so dumping them keeps the source's comments.
+    """
+    docs = list(docs)
+    load = loader or Loader(roundtrip)
+    out: list[Expanded] = []
+    findings: list[Finding] = []
+    for d in docs:
+        if d.kind == TO1.KIND and d.group == TO1.GROUP:
+            e, f = training_operator_v1.expand(d, load)
+        elif d.kind == TV2.TRAINJOB and d.group == TV2.GROUP:
+            e, f = trainer_v2.expand(d, docs, load, trainer_version)
+        elif d.kind == "StatefulSet" and d.group == "apps":
+            e, f = statefulset.expand(d, load)
+        else:
+            continue
+        out.extend(e)
+        findings.extend(f)
+    return out, findings
+
+
+def _env(obj: dict, container: str | None = None) -> dict:
+    """name -> value of the first matching container's env (any container when None)."""
+    spec = obj.get("spec") or {}
+    pods = [spec]
+    if obj.get("kind") == "JobSet":
+        pods = [(((rj.get("template") or {}).get("spec") or {}).get("template") or {}).get("spec") or {}
+                for rj in spec.get("replicatedJobs") or []]
+    for p in pods:
+        for c in p.get("containers") or []:
+            if container is None or c.get("name") == container:
+                return {e.get("name"): e.get("value") for e in c.get("env") or [] if isinstance(e, dict)}
+    return {}
+
+
+def summary_line(target: str, expanded: list[Expanded]) -> str:
+    """One line per target: what the operators create, and the rendezvous they set up."""
+    if not expanded:
+        return f"{target}: nothing for an operator to create"
+    parts = []
+    pods = [e for e in expanded if e.kind == "Pod"]
+    if pods:
+        by_source: dict[str, list[Expanded]] = {}
+        for e in pods:
+            by_source.setdefault(e.source.name, []).append(e)
+        for items in by_source.values():
+            names = ", ".join(e.name for e in items)
+            env = _env(items[0].obj, TO1.CONTAINER_NAME if items[0].source.kind == TO1.KIND else None)
+            detail = []
+            if items[0].source.kind == TO1.KIND:
+                for key in ("WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "PET_NNODES", "PET_NPROC_PER_NODE", "PET_RDZV_ENDPOINT"):
+                    if key in env:
+                        detail.append(f"{key}={env[key]}")
+            else:
+                detail.append("rank = ordinal")
+                detail.append(f"rendezvous {items[0].facts.get('master')}")
+            parts.append(f"{len(items)} pod{'s' if len(items) != 1 else ''} ({names})" + (", " + ", ".join(detail) if detail else ""))
+    for e in expanded:
+        if e.kind == "JobSet":
+            f = e.facts
+            pods = f.get("pods") or []
+            shown = ", ".join(pods[:4]) + (", ..." if len(pods) > 4 else "")
+            detail = [f"JobSet {e.name} from {f.get('runtime')} (Trainer {f.get('version')})",
+                      f"{len(pods)} pod{'s' if len(pods) != 1 else ''} ({shown})", f"PET_NNODES={f.get('nodes')}"]
+            if "nproc_per_node" in f:
+                detail.append(f"PET_NPROC_PER_NODE={f['nproc_per_node']}")
+            if "master" in f:
+                detail.append(f"master {f['master']}")
+            parts.append(", ".join(detail))
+    return f"{target}: " + "; ".join(parts)
+
+
+def _short(value) -> str:
+    text = str(value) if not isinstance(value, (dict, list)) else _flow(value)
+    return text if len(text) <= 100 else text[:97] + "..."
+
+
+def _flow(value) -> str:
+    import json
+    return json.dumps(value, default=str, sort_keys=False)
+
+
+def _get(obj, path):
+    cur = obj
+    for p in path:
+        try:
+            cur = cur[p]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return cur
+
+
+def explain_lines(e: Expanded) -> list[str]:
+    """`Kind/name path = value  <- origin`, one line per field an operator injected or an override set."""
+    lines = []
+    seen = set()
+    for path, origin in e.trace.entries:
+        key = (path, origin)
+        if key in seen:
+            continue
+        seen.add(key)
+        value = _get(e.obj, path)
+        shown = "(removed)" if value is None and origin.endswith("(removed)") else _short(value)
+        lines.append(f"{e.kind}/{e.name} {format_path(path)} = {shown}  <- {origin}")
+    return lines

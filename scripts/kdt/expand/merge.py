@@ -1,0 +1,125 @@
+"""Merge helpers shared by the operator modules, each recording where a value came from.
+
+Every helper works on plain dicts/lists and on ruamel.yaml's CommentedMap /
+CommentedSeq alike (they are dict and list subclasses), so that a preview built
+from round-trip-loaded YAML keeps the source's comments where values came from it.
+Nothing here mutates an argument other than `base`.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..operators.injection import MERGE_KEYS
+
+Path = tuple
+
+
+@dataclass
+class Trace:
+    """(output path, origin) for every field an operator injected or an override set."""
+
+    entries: list[tuple[Path, str]] = field(default_factory=list)
+
+    def note(self, path: Path, origin: str) -> None:
+        self.entries.append((tuple(path), origin))
+
+    def origin_of(self, path: Path) -> str | None:
+        """The origin recorded for `path` or its nearest recorded ancestor (last one wins)."""
+        path = tuple(path)
+        best = None
+        for p, o in self.entries:
+            if path[: len(p)] == p and (best is None or len(p) >= len(best[0])):
+                best = (p, o)
+        return best[1] if best else None
+
+
+def clone(value: Any) -> Any:
+    return copy.deepcopy(value)
+
+
+def ensure_list(parent: dict, key: str) -> list:
+    value = parent.get(key)
+    if not isinstance(value, list):
+        value = []
+        parent[key] = value
+    return value
+
+
+def ensure_dict(parent: dict, key: str) -> dict:
+    value = parent.get(key)
+    if not isinstance(value, dict):
+        value = {}
+        parent[key] = value
+    return value
+
+
+def find(items: Any, key: str, value: Any) -> int:
+    """Index of the mapping in `items` whose `key` equals `value`, or -1."""
+    if isinstance(items, list):
+        for i, item in enumerate(items):
+            if isinstance(item, dict) and item.get(key) == value:
+                return i
+    return -1
+
+
+def strategic_merge(base: dict, patch: dict, path: Path, trace: Trace, origin: str) -> dict:
+    """Kubernetes strategic merge of `patch` into `base` (mutated and returned).
+
+    Maps merge recursively; lists named in MERGE_KEYS merge item by item on their
+    key; any other list, and every scalar, is replaced; a null deletes the key.
+    """
+    for key, pv in patch.items():
+        if isinstance(key, str) and key.startswith("$"):
+            continue
+        p = path + (key,)
+        bv = base.get(key)
+        if pv is None:
+            if key in base:
+                del base[key]
+                trace.note(p, origin + " (removed)")
+            continue
+        if isinstance(pv, dict) and isinstance(bv, dict):
+            strategic_merge(bv, pv, p, trace, origin)
+        elif (isinstance(pv, list) and isinstance(bv, list) and key in MERGE_KEYS
+              and all(isinstance(i, dict) for i in pv)):
+            merge_list(bv, pv, MERGE_KEYS[key], p, trace, origin)
+        else:
+            base[key] = clone(pv)
+            trace.note(p, origin)
+    return base
+
+
+def merge_list(base: list, patch: list, key: str, path: Path, trace: Trace, origin: str) -> None:
+    for item in patch:
+        i = find(base, key, item.get(key))
+        if i < 0:
+            base.append(clone(item))
+            trace.note(path + (len(base) - 1,), origin)
+        else:
+            strategic_merge(base[i], item, path + (i,), trace, origin)
+
+
+def upsert(items: list, key: str, entry: dict, path: Path, trace: Trace, origin: str) -> int:
+    """Replace the item with the same `key` or append `entry` (Trainer's apply.Upsert*); its index."""
+    i = find(items, key, entry.get(key))
+    if i < 0:
+        items.append(entry)
+        i = len(items) - 1
+    else:
+        items[i] = entry
+    trace.note(path + (i,), origin)
+    return i
+
+
+def append(items: list, entry: dict, path: Path, trace: Trace, origin: str) -> int:
+    """Append (the Training Operator appends env and init containers without looking)."""
+    items.append(entry)
+    trace.note(path + (len(items) - 1,), origin)
+    return len(items) - 1
+
+
+def put(parent: dict, key: str, value: Any, path: Path, trace: Trace, origin: str) -> None:
+    parent[key] = value
+    trace.note(path + (key,), origin)

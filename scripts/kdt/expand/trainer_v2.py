@@ -1,0 +1,347 @@
+"""TrainJob + (Cluster)TrainingRuntime (Trainer v2) -> the JobSet the controller creates.
+
+Order of the controller (kubeflow/trainer v2.1.0 / v2.3.0):
+1. pkg/runtime/core/trainingruntime.go newRuntimeInfo: the runtime's JobSet
+   template, with podTemplateOverrides (2.1, strategic merge on each target
+   job's pod template) or runtimePatches (2.2+, strategic merge on each named
+   replicated job's Job template; JobSet-level labels/annotations propagated);
+   2.3 also writes resourcesPerNode into the `node` container there.
+2. pkg/runtime/framework/plugins/torch/torch.go EnforceMLPolicy: node count,
+   numProcPerNode (the GPU/CPU rule), trainer env upsert, PET_* env, port 29500.
+3. pkg/runtime/framework/plugins/jobset/builder.go Trainer/Initializer:
+   replicas 1, parallelism = completions = nodes; image, command, args,
+   resources (the block replaced) and env (upsert by name) on `node`;
+   initializer jobs get STORAGE_URI and their env.
+"""
+from __future__ import annotations
+
+import math
+
+from .. import versions
+from ..documents import Document
+from ..findings import Finding
+from ..operators import injection as INJ
+from ..operators import jobset as JS
+from ..operators import trainer_v2 as TV2
+from ..summary import quantity
+from .merge import Trace, clone, ensure_dict, ensure_list, find, put, strategic_merge, upsert
+from .model import Expanded, LoadFn
+
+RULE = "expand"
+TORCH = "Trainer torch plugin (plugins/torch/torch.go)"
+BUILDER = "Trainer JobSet builder (plugins/jobset/builder.go)"
+
+
+def _int(v, default=None):
+    try:
+        return int(str(v))
+    except (TypeError, ValueError):
+        return default
+
+
+def infer_version(trainjob: dict) -> str:
+    """The Trainer release a TrainJob is written for, from the fields it uses."""
+    spec = trainjob.get("spec") or {}
+    if "runtimePatches" in spec:
+        return versions.TRAINER_RELEASES[-1]
+    if "podTemplateOverrides" in spec or "labels" in spec or "annotations" in spec:
+        return versions.TRAINER_RELEASES[0]
+    return versions.TRAINER_DEFAULT
+
+
+def find_runtime(job: Document, docs: list[Document]) -> Document | None:
+    ref = (job.data.get("spec") or {}).get("runtimeRef") or {}
+    kind = ref.get("kind") or TV2.DEFAULT_RUNTIME_KIND
+    name = ref.get("name")
+    for d in docs:
+        if d.kind == kind and d.group == TV2.GROUP and d.name == name:
+            if kind == TV2.TRAINING_RUNTIME and (d.namespace or "") != (job.namespace or ""):
+                continue
+            return d
+    return None
+
+
+def num_proc_per_node(value, resources) -> tuple[str, str]:
+    """(PET_NPROC_PER_NODE, why): torch.go EnforceMLPolicy + calculateNumProcPerNode."""
+    v = str(value if value is not None else INJ.V2_DEFAULT_NUM_PROC_PER_NODE)
+    if not isinstance(resources, dict):
+        return v, "numProcPerNode" + (" (default auto)" if value is None else "")
+    if v == "auto":
+        def use_cpu(res):
+            return not any(INJ.V2_GPU_MARKER in str(k).lower() for k in res)
+        fallback = "auto"
+    elif v == "cpu":
+        def use_cpu(res):
+            return "cpu" in res
+        fallback = str(INJ.V2_CPU_FALLBACK)
+    else:
+        def use_cpu(res):
+            return False
+        fallback = v
+
+    def calc(res):
+        if not isinstance(res, dict):
+            return str(INJ.V2_CPU_FALLBACK), False
+        if use_cpu(res):
+            return str(max(INJ.V2_CPU_FALLBACK, math.ceil(quantity(res.get("cpu"))))), True
+        return fallback, False
+
+    n, used = calc(resources.get("limits"))
+    where = "limits"
+    if not used:
+        n, used = calc(resources.get("requests"))
+        where = "requests"
+    if used:
+        return n, f"numProcPerNode {v}: no GPU in resourcesPerNode, so the CPU {where} (at least 1)"
+    if n == fallback:
+        return n, f"numProcPerNode {v}" + (": a GPU is requested, torchrun counts them" if v == "auto" else "")
+    return n, f"numProcPerNode {v}: resourcesPerNode has no {where} to count (calculateNumProcPerNode returns 1)"
+
+
+def _ancestor(rjob: dict) -> str | None:
+    labels = (((rjob.get("template") or {}).get("metadata") or {}).get("labels") or {})
+    return labels.get(TV2.ANCESTOR_LABEL)
+
+
+def _pod_spec(rjob: dict) -> dict:
+    tmpl = ensure_dict(rjob, "template")
+    jspec = ensure_dict(tmpl, "spec")
+    ptmpl = ensure_dict(jspec, "template")
+    return ensure_dict(ptmpl, "spec")
+
+
+def _check_containers(job: Document, pod_spec: dict, patch_spec: dict, path: tuple, target: str) -> list[Finding]:
+    out = []
+    for key in ("containers", "initContainers"):
+        for i, c in enumerate(patch_spec.get(key) or []):
+            if isinstance(c, dict) and find(pod_spec.get(key), "name", c.get("name")) < 0:
+                have = ", ".join(str(x.get("name")) for x in pod_spec.get(key) or [] if isinstance(x, dict)) or "none"
+                out.append(job.finding(RULE, f"{key[:-1]} {c.get('name')!r} does not exist in job {target!r} of the runtime "
+                                       f"(it has: {have}); the patch would add a container without an image",
+                                       path + (key, i, "name")))
+    return out
+
+
+def expand(job: Document, docs: list[Document], load: LoadFn, version: str | None = None
+           ) -> tuple[list[Expanded], list[Finding]]:
+    findings: list[Finding] = []
+    tj = load(job)
+    spec = tj.get("spec") if isinstance(tj.get("spec"), dict) else {}
+    ver = version or infer_version(job.data)
+    allowed = TV2.spec_fields(ver)
+    for key in spec:
+        if key not in allowed:
+            other = [v for v in TV2.TRAINJOB_SPEC_FIELDS if key in TV2.TRAINJOB_SPEC_FIELDS[v]]
+            hint = f" (a Trainer {'/'.join(other)} field" + (
+                "; 2.2+ has runtimePatches instead)" if key == "podTemplateOverrides" else
+                "; 2.1 has podTemplateOverrides instead)" if key == "runtimePatches" else ")") if other else ""
+            findings.append(job.finding(RULE, f"spec.{key} is not a field of TrainJob in Trainer {ver}{hint}",
+                                        ("spec", key)))
+    trainer = spec.get("trainer") if isinstance(spec.get("trainer"), dict) else {}
+    npp = trainer.get("numProcPerNode")
+    if TV2.has_runtime_patches(ver) and npp is not None and _int(npp) is None:
+        findings.append(job.finding(RULE, f"numProcPerNode {npp!r}: Trainer {ver} takes an integer only "
+                                    "(2.1 also took auto/cpu/gpu)", ("spec", "trainer", "numProcPerNode")))
+    rt_doc = find_runtime(job, docs)
+    ref = spec.get("runtimeRef") or {}
+    if rt_doc is None:
+        kind = ref.get("kind") or TV2.DEFAULT_RUNTIME_KIND
+        findings.append(job.finding(RULE, f"runtimeRef {kind} {ref.get('name')!r} is not among the rendered documents; "
+                                    "add its YAML to the inputs to preview the JobSet", ("spec", "runtimeRef", "name")))
+        return [], findings
+    if findings:
+        return [], findings
+    runtime = load(rt_doc)
+    rt_spec = runtime.get("spec") or {}
+    template = rt_spec.get("template") if isinstance(rt_spec.get("template"), dict) else {}
+    base = clone(template)
+    js_spec = template.get("spec") if isinstance(template.get("spec"), dict) else {}
+    rjobs = js_spec.get("replicatedJobs") if isinstance(js_spec.get("replicatedJobs"), list) else []
+    trace = Trace()
+    sp = ("spec",)
+    names = [str(r.get("name")) for r in rjobs if isinstance(r, dict)]
+
+    # ---- 1. overrides / patches
+    js_labels: dict = dict((template.get("metadata") or {}).get("labels") or {})
+    js_annotations: dict = dict((template.get("metadata") or {}).get("annotations") or {})
+    label_origin: dict = {}
+    for i, ov in enumerate(spec.get("podTemplateOverrides") or []):
+        opath = ("spec", "podTemplateOverrides", i)
+        targets = [t.get("name") for t in (ov.get("targetJobs") or []) if isinstance(t, dict)]
+        for j, t in enumerate(targets):
+            if t not in names:
+                findings.append(job.finding(RULE, f"targetJobs {t!r} is not a replicated job of runtime {rt_doc.name!r} "
+                                            f"(it has: {', '.join(names) or 'none'})", opath + ("targetJobs", j, "name")))
+        for k, rj in enumerate(rjobs):
+            if rj.get("name") not in targets:
+                continue
+            pod_tmpl = ensure_dict(ensure_dict(ensure_dict(rj, "template"), "spec"), "template")
+            ppath = sp + ("replicatedJobs", k, "template", "spec", "template")
+            patch: dict = {}
+            meta = ov.get("metadata") or {}
+            pmeta = {x: meta[x] for x in ("labels", "annotations") if meta.get(x) is not None}
+            if pmeta:
+                patch["metadata"] = pmeta
+            if isinstance(ov.get("spec"), dict):
+                findings += _check_containers(job, ensure_dict(pod_tmpl, "spec"), ov["spec"], opath + ("spec",), rj.get("name"))
+                patch["spec"] = ov["spec"]
+            strategic_merge(pod_tmpl, patch, ppath, trace, f"TrainJob spec.podTemplateOverrides[{i}] (strategic merge, trainingruntime.go)")
+    for i, rp in enumerate(spec.get("runtimePatches") or []):
+        tmpl = ((rp.get("trainingRuntimeSpec") or {}).get("template") or {}) if isinstance(rp, dict) else {}
+        rpath = ("spec", "runtimePatches", i, "trainingRuntimeSpec", "template")
+        manager = rp.get("manager", "") if isinstance(rp, dict) else ""
+        origin = f"TrainJob spec.runtimePatches[{i}] (manager {manager}; strategic merge, trainingruntime.go)"
+        tmeta = tmpl.get("metadata") or {}
+        for k, v in (tmeta.get("labels") or {}).items():
+            js_labels[k] = v
+            label_origin[("metadata", "labels", k)] = origin
+        for k, v in (tmeta.get("annotations") or {}).items():
+            js_annotations[k] = v
+            label_origin[("metadata", "annotations", k)] = origin
+        for j, pj in enumerate(((tmpl.get("spec") or {}).get("replicatedJobs") or [])):
+            if not isinstance(pj, dict):
+                continue
+            jpath = rpath + ("spec", "replicatedJobs", j)
+            if pj.get("name") not in names:
+                findings.append(job.finding(RULE, f"replicated job {pj.get('name')!r} is not in runtime {rt_doc.name!r} "
+                                            f"(it has: {', '.join(names) or 'none'})", jpath + ("name",)))
+                continue
+            k = names.index(pj.get("name"))
+            if not isinstance(pj.get("template"), dict):
+                continue
+            ppod = (((pj["template"].get("spec") or {}).get("template") or {}).get("spec"))
+            if isinstance(ppod, dict):
+                findings += _check_containers(job, _pod_spec(rjobs[k]), ppod,
+                                              jpath + ("template", "spec", "template", "spec"), pj.get("name"))
+            strategic_merge(ensure_dict(rjobs[k], "template"), pj["template"],
+                            sp + ("replicatedJobs", k, "template"), trace, origin)
+    if findings:
+        return [], findings
+
+    # ---- 2/3. trainer job: nodes, trainer fields, torch env
+    ml = rt_spec.get("mlPolicy") if isinstance(rt_spec.get("mlPolicy"), dict) else {}
+    nodes = _int(trainer.get("numNodes"))
+    nodes_why = "TrainJob spec.trainer.numNodes"
+    if nodes is None:
+        nodes, nodes_why = _int(ml.get("numNodes"), 1), "runtime spec.mlPolicy.numNodes" if ml.get("numNodes") is not None else "default 1"
+    trainer_k = next((k for k, rj in enumerate(rjobs) if _ancestor(rj) == TV2.ANCESTOR_TRAINER), None)
+    if trainer_k is None:
+        trainer_k = next((k for k, rj in enumerate(rjobs) if rj.get("name") == TV2.NODE), None)
+    facts: dict = {"nodes": nodes, "version": ver, "runtime": f"{rt_doc.kind}/{rt_doc.name}"}
+    if trainer_k is None:
+        findings.append(rt_doc.finding(RULE, f"runtime has no replicated job labelled {TV2.ANCESTOR_LABEL}: "
+                                       f"{TV2.ANCESTOR_TRAINER}: the TrainJob's trainer settings apply nowhere",
+                                       ("spec", "template", "spec", "replicatedJobs")))
+        return [], findings
+    rj = rjobs[trainer_k]
+    jp = sp + ("replicatedJobs", trainer_k)
+    put(rj, "replicas", INJ.V2_TRAINER_JOB_REPLICAS, jp, trace, f"{BUILDER}: the trainer job always has 1 replica")
+    jspec = ensure_dict(ensure_dict(rj, "template"), "spec")
+    for key in ("parallelism", "completions"):
+        put(jspec, key, nodes, jp + ("template", "spec"), trace, f"{BUILDER}: node count, from {nodes_why}")
+    pod_spec = _pod_spec(rj)
+    pp = jp + ("template", "spec", "template", "spec")
+    ci = find(pod_spec.get("containers"), "name", TV2.NODE)
+    if ci < 0:
+        findings.append(rt_doc.finding(RULE, f"trainer job {rj.get('name')!r} has no container named {TV2.NODE!r}: "
+                                       "image, command, env and PET_* go into that container only",
+                                       ("spec", "template", "spec", "replicatedJobs", trainer_k, "template", "spec",
+                                        "template", "spec", "containers")))
+        return [], findings
+    c = pod_spec["containers"][ci]
+    cp = pp + ("containers", ci)
+    src = "TrainJob spec.trainer"
+    for key in ("image", "command", "args"):
+        if trainer.get(key) is not None:
+            put(c, key, clone(trainer[key]), cp, trace, f"{BUILDER}: {src}.{key}")
+    res = trainer.get("resourcesPerNode")
+    if isinstance(res, dict) and (res.get("limits") is not None or res.get("requests") is not None):
+        block = {k: clone(res[k]) for k in ("limits", "requests") if res.get(k) is not None}
+        put(c, "resources", block, cp, trace, f"{BUILDER}: {src}.resourcesPerNode (replaces the block)")
+    env = c.get("env") if isinstance(c.get("env"), list) else None
+    for e in trainer.get("env") or []:
+        if isinstance(e, dict):
+            env = ensure_list(c, "env")
+            upsert(env, "name", clone(e), cp + ("env",), trace, f"{BUILDER}: {src}.env (upsert by name)")
+    if isinstance(ml.get("torch"), dict):
+        npp_value = npp if npp is not None else ml["torch"].get("numProcPerNode")
+        nproc, nproc_why = num_proc_per_node(npp_value, res)
+        facts["nproc_per_node"] = nproc
+        env = ensure_list(c, "env")
+        injected = [
+            ({"name": INJ.V2_ENV_NNODES, "value": str(nodes)}, f"node count, from {nodes_why}"),
+            ({"name": INJ.V2_ENV_NPROC, "value": nproc}, nproc_why),
+            ({"name": INJ.V2_ENV_NODE_RANK, "valueFrom": {"fieldRef": {"fieldPath": INJ.V2_COMPLETION_INDEX_FIELD}}},
+             "the Job completion index"),
+            ({"name": INJ.V2_ENV_MASTER_ADDR, "value": TV2.master_address(job.name)}, "<trainjob>-node-0-0.<trainjob>"),
+            ({"name": INJ.V2_ENV_MASTER_PORT, "value": str(TV2.TRAINER_PORT)}, "ContainerTrainerPort"),
+        ]
+        if list(trainer.get("command") or []) == TV2.TORCHTUNE_ENTRYPOINT:
+            injected = injected[:3]  # torchtune: the rendezvous goes on the command line instead
+        for entry, why in injected:
+            upsert(env, "name", entry, cp + ("env",), trace, f"{TORCH}: {why}")
+        ports = ensure_list(c, "ports")
+        upsert(ports, "containerPort", {"containerPort": TV2.TRAINER_PORT}, cp + ("ports",), trace,
+               f"{TORCH}: port for the JobSet's headless service")
+        master = TV2.master_address(job.name)
+        facts["master"] = f"{master}:{TV2.TRAINER_PORT}"
+        if _int(nproc) is not None:
+            facts["world_size"] = nodes * int(nproc)
+
+    # ---- initializers (builder.go Initializer)
+    init = spec.get("initializer") if isinstance(spec.get("initializer"), dict) else {}
+    for k, rjob in enumerate(rjobs):
+        anc = _ancestor(rjob)
+        if anc not in (TV2.DATASET_INITIALIZER, TV2.MODEL_INITIALIZER):
+            continue
+        jp2 = sp + ("replicatedJobs", k)
+        put(rjob, "replicas", 1, jp2, trace, f"{BUILDER}: initializer jobs have 1 replica")
+        which = init.get("dataset" if anc == TV2.DATASET_INITIALIZER else "model")
+        pspec = _pod_spec(rjob)
+        ci2 = find(pspec.get("containers"), "name", anc)
+        if ci2 < 0 or not isinstance(which, dict):
+            continue
+        cont = pspec["containers"][ci2]
+        cp2 = jp2 + ("template", "spec", "template", "spec", "containers", ci2, "env")
+        field_name = "dataset" if anc == TV2.DATASET_INITIALIZER else "model"
+        if which.get("storageUri") is not None:
+            upsert(ensure_list(cont, "env"), "name", {"name": INJ.V2_INITIALIZER_ENV_STORAGE_URI, "value": which["storageUri"]},
+                   cp2, trace, f"{BUILDER}: TrainJob spec.initializer.{field_name}.storageUri")
+        for e in which.get("env") or []:
+            if isinstance(e, dict):
+                upsert(ensure_list(cont, "env"), "name", clone(e), cp2, trace,
+                       f"{BUILDER}: TrainJob spec.initializer.{field_name}.env")
+
+    # ---- the JobSet
+    obj = type(runtime)()
+    obj["apiVersion"] = f"{JS.GROUP}/v1alpha2"
+    obj["kind"] = JS.KIND
+    meta = type(runtime)()
+    meta["name"] = job.name
+    trace.note(("metadata", "name"), "Trainer: the JobSet is named after the TrainJob")
+    if job.namespace:
+        meta["namespace"] = job.namespace
+    for k, v in (spec.get("labels") or {}).items():   # 2.1 spec.labels override the runtime's
+        js_labels[k] = v
+        label_origin[("metadata", "labels", k)] = "TrainJob spec.labels"
+    for k, v in (spec.get("annotations") or {}).items():
+        js_annotations[k] = v
+        label_origin[("metadata", "annotations", k)] = "TrainJob spec.annotations"
+    if js_labels:
+        meta["labels"] = js_labels
+    if js_annotations:
+        meta["annotations"] = js_annotations
+    for p, o in label_origin.items():
+        trace.note(p, o)
+    obj["metadata"] = meta
+    obj["spec"] = js_spec
+    pods = []
+    for k, rjob in enumerate(rjobs):
+        reps = _int(rjob.get("replicas"), 1)
+        par = _int(((rjob.get("template") or {}).get("spec") or {}).get("parallelism"), 1)
+        for ji in range(reps):
+            for pi in range(par):
+                pods.append(INJ.jobset_hostname(job.name, str(rjob.get("name")), ji, pi))
+    facts["pods"] = pods
+    return [Expanded(obj=obj, source=job, base=base, base_doc=rt_doc, base_path=("spec", "template"),
+                     trace=trace, facts=facts)], findings

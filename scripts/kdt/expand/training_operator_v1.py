@@ -1,0 +1,204 @@
+"""PyTorchJob (Training Operator v1) -> the pods the operator creates, one per replica.
+
+The defaulting webhook runs first (pytorch_defaults.go: replicas, restartPolicy,
+the `pytorchjob-port` port, nprocPerNode, elastic bounds), then the controller
+builds each pod from its replica template (pkg/controller.v1/pytorch: envvar.go,
+master.go, elastic.go, initcontainer.go; pkg/controller.v1/common/pod.go).
+"""
+from __future__ import annotations
+
+from ..documents import Document
+from ..findings import Finding
+from ..operators import injection as INJ
+from ..operators import training_operator_v1 as TO1
+from .merge import Trace, append, clone, ensure_dict, ensure_list, find, put
+from .model import Expanded, LoadFn
+
+RULE = "expand"
+WEBHOOK = "Training Operator defaulting (pytorch_defaults.go)"
+ENVVAR = "Training Operator env (pytorch/envvar.go)"
+MASTER = "Training Operator master env (pytorch/master.go)"
+ELASTIC = "Training Operator elastic env (pytorch/elastic.go)"
+
+
+def _int(v, default=None):
+    try:
+        return int(str(v))
+    except (TypeError, ValueError):
+        return default
+
+
+def _port(spec: dict) -> int | None:
+    """The `pytorchjob-port` of the `pytorch` container of a (defaulted) pod spec."""
+    for c in spec.get("containers") or []:
+        if isinstance(c, dict) and c.get("name") == TO1.CONTAINER_NAME:
+            for p in c.get("ports") or []:
+                if isinstance(p, dict) and p.get("name") == TO1.PORT_NAME:
+                    return _int(p.get("containerPort"))
+    return None
+
+
+def expand(doc: Document, load: LoadFn) -> tuple[list[Expanded], list[Finding]]:
+    job = load(doc)
+    spec = job.get("spec") if isinstance(job, dict) else None
+    findings: list[Finding] = []
+    if not isinstance(spec, dict) or not isinstance(spec.get("pytorchReplicaSpecs"), dict):
+        return [], [doc.finding(RULE, "PyTorchJob has no spec.pytorchReplicaSpecs: the operator creates nothing",
+                                ("spec", "pytorchReplicaSpecs"))]
+    name = doc.name
+    namespace = doc.namespace
+    replicas_by_type: dict[str, dict] = {}
+    for rtype, rspec in spec["pytorchReplicaSpecs"].items():
+        # pytorch_defaults.go setPytorchTypeNamesToCamelCase: "master" -> "Master".
+        canon = next((t for t in TO1.REPLICA_TYPES if t.lower() == str(rtype).lower()), None)
+        path = ("spec", "pytorchReplicaSpecs", rtype)
+        if canon is None:
+            findings.append(doc.finding(RULE, f"replica type {rtype!r} is not one of {', '.join(TO1.REPLICA_TYPES)}: "
+                                        "the webhook rejects the job", path))
+            continue
+        if not isinstance(rspec, dict):
+            continue
+        pod_spec = ((rspec.get("template") or {}).get("spec"))
+        if not isinstance(pod_spec, dict) or find(pod_spec.get("containers"), "name", TO1.CONTAINER_NAME) < 0:
+            findings.append(doc.finding(RULE, f"replica {rtype} has no container named {TO1.CONTAINER_NAME!r}: "
+                                        "the operator injects its env and port into that container only, "
+                                        "and the webhook rejects the job", path + ("template", "spec", "containers")))
+            continue
+        replicas_by_type[canon] = {"key": rtype, "spec": rspec}
+    if findings:
+        return [], findings
+
+    originals = {canon: clone(r["spec"].get("template")) for canon, r in replicas_by_type.items()}
+    # ---- defaulting (pytorch_defaults.go SetDefaults_PyTorchJob), on this copy only
+    for canon, r in replicas_by_type.items():
+        rspec = r["spec"]
+        if rspec.get("replicas") is None:
+            rspec["replicas"] = INJ.V1_DEFAULT_REPLICAS
+            r["replicas_defaulted"] = True
+        if rspec.get("restartPolicy") is None:
+            rspec["restartPolicy"] = TO1.DEFAULT_RESTART_POLICY
+            r["restart_defaulted"] = True
+        containers = rspec["template"]["spec"]["containers"]
+        c = containers[find(containers, "name", TO1.CONTAINER_NAME)]
+        if _port(rspec["template"]["spec"]) is None:
+            ensure_list(c, "ports").append({"name": TO1.PORT_NAME, "containerPort": TO1.DEFAULT_PORT})
+            r["port_defaulted"] = True
+    elastic = spec.get("elasticPolicy") if isinstance(spec.get("elasticPolicy"), dict) else None
+    nproc = spec.get("nprocPerNode")
+    if nproc is None and (elastic is None or elastic.get("nProcPerNode") is None):
+        nproc = INJ.V1_DEFAULT_NPROC_PER_NODE
+    total = sum(_int(r["spec"].get("replicas"), 0) for r in replicas_by_type.values())
+    has_master = TO1.MASTER in replicas_by_type
+    master_port = _port(replicas_by_type[TO1.MASTER]["spec"]["template"]["spec"]) if has_master else None
+    elastic_env: list[tuple[str, str]] = []
+    if elastic is not None:
+        worker = replicas_by_type.get(TO1.WORKER)
+        if worker is None:
+            return [], [doc.finding(RULE, "elasticPolicy needs a Worker replica spec (elastic.go: cannot find the worker spec)",
+                                    ("spec", "elasticPolicy"))]
+        wrep = _int(worker["spec"].get("replicas"), 1)
+        lo, hi = _int(elastic.get("minReplicas")), _int(elastic.get("maxReplicas"))
+        lo, hi = (lo if lo is not None else hi), (hi if hi is not None else lo)  # setElasticPolicy
+        lo, hi = (lo if lo is not None else wrep), (hi if hi is not None else wrep)
+        host = elastic.get("rdzvHost") or TO1.elastic_rdzv_host(name)
+        port = elastic.get("rdzvPort")
+        if port is None:
+            port = _port(worker["spec"]["template"]["spec"])
+        elastic_env.append(("PET_RDZV_ENDPOINT", f"{host}:{port}"))
+        elastic_env.append(("PET_RDZV_BACKEND", str(elastic.get("rdzvBackend") or INJ.V1_DEFAULT_RDZV_BACKEND)))
+        elastic_env.append(("PET_NNODES", f"{lo}:{hi}"))
+        if elastic.get("maxRestarts") is not None:
+            elastic_env.append(("PET_MAX_RESTARTS", str(elastic["maxRestarts"])))
+        # elastic.go: elasticPolicy.nProcPerNode (deprecated) when set, else spec.nprocPerNode.
+        enp = elastic.get("nProcPerNode")
+        elastic_env.append(("PET_NPROC_PER_NODE", str(enp if enp is not None else nproc)))
+        if elastic.get("rdzvId") is not None:
+            elastic_env.append(("PET_RDZV_ID", str(elastic["rdzvId"])))
+        conf = elastic.get("rdzvConf")
+        if isinstance(conf, list) and conf:
+            elastic_env.append(("PET_RDZV_CONF", ",".join(f"{c.get('key')}={c.get('value')}" for c in conf
+                                                          if isinstance(c, dict))))
+        if elastic.get("standalone") is True:
+            elastic_env.append(("PET_STANDALONE", ""))
+    world = TO1.world_size(total, nproc)
+
+    out: list[Expanded] = []
+    for canon in TO1.REPLICA_TYPES:
+        if canon not in replicas_by_type:
+            continue
+        r = replicas_by_type[canon]
+        rspec = r["spec"]
+        base_path = ("spec", "pytorchReplicaSpecs", r["key"], "template")
+        for index in range(_int(rspec.get("replicas"), 0)):
+            trace = Trace()
+            template = clone(rspec.get("template") or {})
+            meta = template.get("metadata") if isinstance(template.get("metadata"), dict) else {}
+            pod_name = TO1.pod_name(name, canon, index)
+            pod = type(job)()
+            pod["apiVersion"] = "v1"
+            pod["kind"] = "Pod"
+            pmeta = type(job)()
+            pmeta["name"] = pod_name
+            trace.note(("metadata", "name"), f"Training Operator: pod name <job>-{canon.lower()}-<index> (envvar.go replicaName)")
+            if namespace:
+                pmeta["namespace"] = namespace
+            for k, v in meta.items():
+                if k not in ("name", "namespace"):
+                    pmeta[k] = v
+            labels = ensure_dict(pmeta, "labels")
+            for k, v in ((INJ.V1_LABEL_OPERATOR, INJ.V1_OPERATOR_NAME), (INJ.V1_LABEL_JOB_NAME, name),
+                         (INJ.V1_LABEL_REPLICA_TYPE, canon.lower()), (INJ.V1_LABEL_REPLICA_INDEX, str(index))):
+                put(labels, k, v, ("metadata", "labels"), trace, "Training Operator pod labels (common/pod.go)")
+            pod["metadata"] = pmeta
+            pspec = template.get("spec")
+            pod["spec"] = pspec
+            sp = ("spec",)
+            # restartPolicy (common/pod.go setRestartPolicy): the replica's, ExitCode -> Never.
+            rp = str(rspec.get("restartPolicy"))
+            why = ("default OnFailure (pytorch_defaults.go)" if r.get("restart_defaulted")
+                   else f"replica restartPolicy {rp}")
+            put(pspec, "restartPolicy", INJ.V1_POD_RESTART_POLICY.get(rp, rp), sp, trace,
+                f"Training Operator: {why}" + (" (ExitCode runs as Never, common/pod.go)" if rp == "ExitCode" else ""))
+            containers = pspec["containers"]
+            ci = find(containers, "name", TO1.CONTAINER_NAME)
+            if r.get("port_defaulted"):
+                ports = containers[ci]["ports"]
+                trace.note(sp + ("containers", ci, "ports", len(ports) - 1),
+                           f"{WEBHOOK}: port {TO1.PORT_NAME} {TO1.DEFAULT_PORT}")
+            rank = index + (1 if canon == TO1.WORKER and has_master else 0)
+            for i, c in enumerate(containers):
+                if not isinstance(c, dict):
+                    continue
+                ep = sp + ("containers", i, "env")
+                env = ensure_list(c, "env")
+                append(env, {"name": INJ.V1_PYTHONUNBUFFERED[0], "value": INJ.V1_PYTHONUNBUFFERED[1]}, ep, trace, ENVVAR)
+                if has_master:
+                    addr = TO1.master_address(name)
+                    values = {"MASTER_PORT": str(master_port), "PET_MASTER_PORT": str(master_port),
+                              "MASTER_ADDR": addr, "PET_MASTER_ADDR": addr,
+                              "WORLD_SIZE": str(world), "RANK": str(rank),
+                              "PET_NPROC_PER_NODE": str(nproc), "PET_NODE_RANK": str(rank)}
+                    for env_name in TO1.ENV_MASTER:
+                        why = {"MASTER_PORT": f"{MASTER}: the Master's {TO1.PORT_NAME}",
+                               "PET_MASTER_PORT": f"{MASTER}: the Master's {TO1.PORT_NAME}",
+                               "MASTER_ADDR": f"{MASTER}: <job>-master-0",
+                               "PET_MASTER_ADDR": f"{MASTER}: <job>-master-0",
+                               "WORLD_SIZE": f"{ENVVAR}: {total} replicas x nprocPerNode {nproc} (1 unless an integer)",
+                               "RANK": f"{ENVVAR}: replica index" + (" + 1 on workers" if canon == TO1.WORKER else ""),
+                               "PET_NPROC_PER_NODE": f"{ENVVAR}: spec.nprocPerNode" + (" (default auto)" if spec.get("nprocPerNode") is None else ""),
+                               "PET_NODE_RANK": f"{ENVVAR}: same as RANK"}[env_name]
+                        append(env, {"name": env_name, "value": values[env_name]}, ep, trace, why)
+                if elastic is not None:
+                    for env_name, value in elastic_env:
+                        append(env, {"name": env_name, "value": value}, ep, trace, f"{ELASTIC}: {env_name}")
+                else:
+                    append(env, {"name": "PET_NNODES", "value": str(total)}, ep, trace, f"{ENVVAR}: total replicas")
+            if has_master and canon == TO1.WORKER:
+                inits = ensure_list(pspec, "initContainers")
+                append(inits, INJ.v1_init_container(name), sp + ("initContainers",), trace,
+                       "Training Operator init container (pytorch/initcontainer.go): waits for the master's DNS name")
+            facts = {"rank": rank, "replica_type": canon, "world_size": world,
+                     "master": TO1.master_address(name) if has_master else None}
+            out.append(Expanded(obj=pod, source=doc, base=clone(originals[canon]), base_doc=doc,
+                                base_path=base_path, trace=trace, facts=facts))
+    return out, findings
