@@ -1,0 +1,77 @@
+"""lint: rules that know training workloads, over every target or the paths given.
+
+With no paths, lints every target of the repository (overlays/*/ rendered with
+the pinned kubectl, charts/*/ci/*.yaml with the pinned helm) and runs the
+overlay-hygiene rules on each overlay's kustomization tree. With paths: overlay
+folders, chart values files, YAML files or folders of them (`-` is standard input).
+
+Ignore a rule for one resource with the annotation
+    lint.kdt.dev/ignore.<rule-id>: "<reason>"
+or for paths in the config file (.kdt-lint.yaml at the repo root, or --config).
+--strict refuses every ignore.
+
+Exit codes: 0 clean (warnings allowed), 1 errors, 2 unreadable input, a target
+that does not render, or bad usage.
+"""
+from __future__ import annotations
+
+import sys
+
+from . import Parser, add_output_args, output
+from .. import findings as F
+from .. import targets as T
+from .. import versions
+from ..lint import config as C
+from ..lint import lint_target, rules, target_trainer_version
+from ..render import render_all
+from ..report import write
+
+
+def _list() -> str:
+    rows = [(r.id, r.level, r.summary) for r in rules().values()]
+    w = max(len(r[0]) for r in rows)
+    return "\n".join(f"{rid:<{w}}  {lvl:<7}  {summary}" for rid, lvl, summary in rows)
+
+
+def main(argv=None) -> int:
+    p = Parser(prog="lint.py", description=__doc__)
+    p.add_argument("paths", nargs="*", help="overlay folders, chart values files or YAML files (default: every target)")
+    p.add_argument("--list", action="store_true", help="list the rules (ID, level, summary) and exit")
+    p.add_argument("--strict", action="store_true", help="refuse ignores (annotations and config file)")
+    p.add_argument("--config", metavar="FILE", help=f"config file (default: {C.DEFAULT_FILE} at the repo root, if present)")
+    p.add_argument("--trainer-version", metavar="X.Y", choices=None,
+                   help="Trainer release TrainJobs are written for (default: the target's; for files "
+                        f"{versions.TRAINER_DEFAULT}); one of {', '.join(versions.TRAINER_RELEASES)} or any 2.x")
+    add_output_args(p)
+    args = p.parse_args(argv)
+    if args.list:
+        with output(args.output) as out:
+            print(_list(), file=out)
+        return 0
+    if args.trainer_version is not None:
+        from ..operators.trainer_v2 import version_key
+        if len(version_key(args.trainer_version)) < 2 or version_key(args.trainer_version)[0] != 2:
+            p.error(f"--trainer-version: expected 2.X, got {args.trainer_version!r}")
+    cfg = C.load(args.config)
+    tlist = T.resolve(args.paths)
+    results = render_all(tlist)
+    found: list[F.Finding] = []
+    ndocs = 0
+    for r in results:
+        found.extend(r.findings)
+        if not r.ok:
+            continue
+        ndocs += len(r.documents)
+        version = args.trainer_version or (target_trainer_version(r.target, r.documents)
+                                           if r.target.kind != T.FILE else versions.TRAINER_DEFAULT)
+        found.extend(lint_target(r.target, r.documents, version, cfg, args.strict))
+    unique = list(dict.fromkeys(found))
+    with output(args.output) as out:
+        write(unique, args.format, "lint", out, documents=ndocs, targets=[t.name for t in tlist],
+              rules={r.id: r.summary for r in rules().values()})
+    return F.exit_code(unique)
+
+
+if __name__ == "__main__":
+    from . import run
+    sys.exit(run(main))

@@ -1,0 +1,63 @@
+"""lint: rules that know training workloads (PyTorchJob, TrainJob and runtimes, JobSet, StatefulSet).
+
+    lint_documents(docs, trainer_version=..., config=..., strict=False) -> list[Finding]
+    lint_target(target, docs=None, trainer_version=None, config=None, strict=False) -> list[Finding]
+
+Rules live in kdt/lint/rules/, one module each (see engine.py for their shape);
+docs/rules.md is generated from their docstrings (scripts/gen_rules_doc.py).
+"""
+from __future__ import annotations
+
+from .. import targets as T
+from .. import versions
+from ..documents import Document
+from ..findings import Finding
+from .config import Config
+from .engine import IGNORE_ANNOTATION_PREFIX, Rule, apply_ignores, rules, run_rules
+
+__all__ = ["lint_documents", "lint_target", "rules", "Rule", "Config", "IGNORE_ANNOTATION_PREFIX",
+           "target_trainer_version"]
+
+
+def lint_documents(docs: list[Document], trainer_version: str = versions.TRAINER_DEFAULT,
+                   config: Config | None = None, strict: bool = False) -> list[Finding]:
+    """Findings of every document-scope rule over one stream (cross-document rules see the whole list)."""
+    found = run_rules(docs, trainer_version, config, "documents")
+    return apply_ignores(found, docs, config, strict)
+
+
+def lint_target(target: T.Target, docs: list[Document] | None = None, trainer_version: str | None = None,
+                config: Config | None = None, strict: bool = False) -> list[Finding]:
+    """Document rules over the target's rendered stream, plus the kustomization (overlay hygiene) rules."""
+    if docs is None:
+        from ..render import render
+        docs = render(target).documents
+    version = trainer_version or target_trainer_version(target, docs)
+    found = run_rules(docs, version, config, "documents")
+    if target.kind == T.KUSTOMIZE:
+        found += run_rules(docs, version, config, "target", target=target)
+    return apply_ignores(found, docs, config, strict)
+
+
+def target_trainer_version(target: T.Target, docs: list[Document] | None = None) -> str:
+    """The Trainer release a target is written for.
+
+    Uses kdt.validate's declaration when the validation module provides one
+    (`trainer_version_of(target)`); until then, a target whose name contains
+    `trainer-<X.Y>` is for that release, and any other target is for the oldest
+    release the project supports (2.1).
+    """
+    try:
+        from .. import validate  # type: ignore
+        fn = getattr(validate, "trainer_version_of", None) or getattr(validate, "target_trainer_version", None)
+        if fn is not None:
+            v = fn(target)
+            if v:
+                return str(v)
+    except ImportError:
+        pass
+    import re
+    m = re.search(r"trainer-(\d+\.\d+)", target.name)
+    if m:
+        return m.group(1)
+    return versions.TRAINER_RELEASES[0]

@@ -1,0 +1,147 @@
+"""Rule registry, the run over a stream, and ignores (annotations, config file).
+
+A rule is a module under `kdt.lint.rules` (modelled on yamllint):
+
+    '''Docstring: the rule's documentation (first line is its summary).'''
+    ID = "pytorchjob-master-replicas"
+    LEVEL = ERROR                 # default level of its findings (config may change it)
+    OPTIONS = {}                  # the rule's own options and their defaults
+    SCOPE = "documents"           # or "target" for rules that read a kustomization tree
+    def check(docs, ctx): ...     # documents (the whole stream) -> findings
+    def check_target(target, docs, ctx): ...   # SCOPE == "target"
+
+A rule may give a finding a lower level than LEVEL (e.g. a runtimeRef that only
+names a known upstream runtime is a warning); a configured level overrides all.
+"""
+from __future__ import annotations
+
+import fnmatch
+import importlib
+import inspect
+import pkgutil
+from dataclasses import dataclass, field, replace
+from types import ModuleType
+from typing import Any, Iterable
+
+from .. import versions
+from ..documents import Document
+from ..findings import ERROR, LEVELS, WARNING, Finding
+
+# metadata.annotations key that ignores rule RULE for one resource; the value is the
+# reason and must not be empty:  lint.kdt.dev/ignore.RULE: "why this is fine here"
+IGNORE_ANNOTATION_PREFIX = "lint.kdt.dev/ignore."
+# Rule ID of the engine's own findings (an ignore with no reason, an unknown rule).
+ENGINE_RULE = "lint-ignore"
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    level: str
+    doc: str
+    module: ModuleType
+    options: dict = field(default_factory=dict)
+    scope: str = "documents"
+
+    @property
+    def summary(self) -> str:
+        return (self.doc.strip().splitlines() or [""])[0].strip()
+
+
+@dataclass
+class Context:
+    """What a rule sees besides the documents."""
+
+    trainer_version: str = versions.TRAINER_DEFAULT
+    options: dict = field(default_factory=dict)   # this rule's options (defaults + config)
+    target: Any = None                            # kdt.targets.Target when linting a target
+
+    def opt(self, name: str) -> Any:
+        return self.options.get(name)
+
+
+_RULES: dict[str, Rule] | None = None
+
+
+def rules() -> dict[str, Rule]:
+    """Every rule module under kdt.lint.rules, by ID, sorted."""
+    global _RULES
+    if _RULES is None:
+        pkg = importlib.import_module(__package__ + ".rules")
+        found: dict[str, Rule] = {}
+        for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda i: i.name):
+            if info.name.startswith("_"):
+                continue
+            mod = importlib.import_module(f"{pkg.__name__}.{info.name}")
+            rid = getattr(mod, "ID")
+            if rid in found:
+                raise RuntimeError(f"duplicate rule ID {rid} in {info.name}")
+            found[rid] = Rule(rid, getattr(mod, "LEVEL", ERROR), inspect.getdoc(mod) or "", mod,
+                              dict(getattr(mod, "OPTIONS", {})), getattr(mod, "SCOPE", "documents"))
+        _RULES = dict(sorted(found.items()))
+    return _RULES
+
+
+def annotation_ignores(doc: Document) -> dict[str, str]:
+    ann = doc.get(("metadata", "annotations"))
+    if not isinstance(ann, dict):
+        return {}
+    return {k[len(IGNORE_ANNOTATION_PREFIX):]: str(v if v is not None else "").strip()
+            for k, v in ann.items() if isinstance(k, str) and k.startswith(IGNORE_ANNOTATION_PREFIX)}
+
+
+def _path_matches(patterns: Iterable[str], f: Finding) -> bool:
+    names = [n for n in (f.file, f.target, f.source, f.file.removesuffix(" (rendered)")) if n]
+    return any(fnmatch.fnmatch(n, p) or n.startswith(p.rstrip("/") + "/") or n == p.rstrip("/")
+               for p in patterns for n in names)
+
+
+def apply_ignores(findings: list[Finding], docs: list[Document], config, strict: bool) -> list[Finding]:
+    """Drop findings ignored by annotation or config (not under strict); report ignores without reason."""
+    out: list[Finding] = []
+    by_doc = {(d.file, d.index): d for d in docs}
+    known = rules()
+    engine: list[Finding] = []
+    for d in docs:
+        for rid, reason in annotation_ignores(d).items():
+            path = ("metadata", "annotations", IGNORE_ANNOTATION_PREFIX + rid)
+            if rid not in known:
+                engine.append(d.finding(ENGINE_RULE, f"ignore annotation names unknown rule {rid!r}", path, WARNING))
+            elif not reason:
+                engine.append(d.finding(ENGINE_RULE, f"ignore of {rid} carries no reason: write why in the annotation value", path))
+            elif strict:
+                engine.append(d.finding(ENGINE_RULE, f"--strict refuses the ignore of {rid} ({reason})", path, WARNING))
+    for f in findings:
+        if not strict:
+            d = by_doc.get((f.file, f.doc))
+            if d is not None and annotation_ignores(d).get(f.rule):
+                continue
+            if config is not None and config.ignored(f):
+                continue
+        out.append(f)
+    return out + engine
+
+
+def relevel(f: Finding, level: str | None) -> Finding:
+    return replace(f, level=level) if level and level != f.level else f
+
+
+def run_rules(docs: list[Document], trainer_version: str, config=None, only_scope: str = "documents",
+              target=None) -> list[Finding]:
+    out: list[Finding] = []
+    for rule in rules().values():
+        if rule.scope != only_scope:
+            continue
+        if config is not None and not config.enabled(rule.id):
+            continue
+        ctx = Context(trainer_version, {**rule.options, **(config.options(rule.id) if config else {})}, target)
+        level = config.level(rule.id) if config else None
+        if only_scope == "documents":
+            produced = rule.module.check(docs, ctx)
+        else:
+            produced = rule.module.check_target(target, docs, ctx)
+        for f in produced or ():
+            if f.level not in LEVELS or (rule.level == WARNING and f.level == ERROR):
+                f = replace(f, level=rule.level)   # a finding is never above its rule's level
+            out.append(relevel(f, level))
+    return out

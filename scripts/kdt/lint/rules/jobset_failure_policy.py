@@ -1,0 +1,55 @@
+"""JobSet `failurePolicy` rules are valid: names, actions, reasons, target jobs.
+
+Checked in JobSets and in runtimes' `template.spec.failurePolicy`: a rule name
+is 1-128 characters matching `^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$` and
+unique; `action` is FailJobSet, RestartJobSet or
+RestartJobSetAndIgnoreMaxRestarts; `onJobFailureReasons` are
+BackoffLimitExceeded, DeadlineExceeded, FailedIndexes,
+MaxFailedIndexesExceeded or PodFailurePolicy; `targetReplicatedJobs` exist.
+
+Source: jobset v0.8 pkg/webhooks/jobset_webhook.go validateFailurePolicy, validOnJobFailureReasons;
+api/jobset/v1alpha2/jobset_types.go FailurePolicyAction.
+"""
+from ...findings import ERROR
+from ...operators import jobset as JS
+from ...operators import trainer_v2 as TV2
+from ._util import d, lst
+
+ID = "jobset-failure-policy"
+LEVEL = ERROR
+
+
+def _policies(docs):
+    for doc in docs:
+        if doc.kind == JS.KIND and doc.group == JS.GROUP:
+            yield doc, ("spec",)
+        elif doc.kind in TV2.RUNTIME_KINDS and doc.group == TV2.GROUP:
+            yield doc, ("spec", "template", "spec")
+
+
+def check(docs, ctx):
+    for doc, base in _policies(docs):
+        fp = doc.get(base + ("failurePolicy",))
+        if not isinstance(fp, dict):
+            continue
+        jobs = {d(j).get("name") for j in lst(doc.get(base + ("replicatedJobs",)))}
+        seen: dict[str, int] = {}
+        for i, rule in enumerate(lst(fp.get("rules"))):
+            rule = d(rule)
+            p = base + ("failurePolicy", "rules", i)
+            name = str(rule.get("name", ""))
+            if not (JS.RULE_NAME_MIN <= len(name) <= JS.RULE_NAME_MAX) or not JS.RULE_NAME.match(name):
+                yield doc.finding(ID, f"rule name {name!r} must be 1-{JS.RULE_NAME_MAX} characters, start with a letter, "
+                                      "use letters, digits, '_', ',' or ':' and end with a letter, digit or '_'", p + ("name",))
+            elif name in seen:
+                yield doc.finding(ID, f"rule name {name!r} repeats rule {seen[name]}: names must be unique", p + ("name",))
+            seen.setdefault(name, i)
+            if rule.get("action") not in JS.FAILURE_ACTIONS:
+                yield doc.finding(ID, f"action {rule.get('action')!r} is not one of {', '.join(JS.FAILURE_ACTIONS)}", p + ("action",))
+            for k, reason in enumerate(lst(rule.get("onJobFailureReasons"))):
+                if reason not in JS.FAILURE_REASONS:
+                    yield doc.finding(ID, f"job failure reason {reason!r} is not one of {', '.join(JS.FAILURE_REASONS)}",
+                                      p + ("onJobFailureReasons", k))
+            for k, t in enumerate(lst(rule.get("targetReplicatedJobs"))):
+                if t not in jobs:
+                    yield doc.finding(ID, f"target replicated job {t!r} does not exist", p + ("targetReplicatedJobs", k))

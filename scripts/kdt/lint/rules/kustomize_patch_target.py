@@ -1,0 +1,35 @@
+"""A kustomize patch's target matches at least one resource.
+
+kustomize applies a `patches` / `patchesJson6902` entry to every resource its
+`target` selects (kind, name and namespace are regular expressions) and a
+strategic-merge patch to the resource with its kind and name; when nothing
+matches it does nothing and says nothing (`patches`), so a renamed base or a
+typo in the target silently drops the change. Checked for every kustomization
+a target reaches (overlay, bases, components) against the resources it
+includes.
+"""
+from ...findings import ERROR
+from ..kustomization import layers, selects, smp_target
+
+ID = "kustomize-patch-target"
+LEVEL = ERROR
+SCOPE = "target"
+
+
+def check(docs, ctx):
+    return ()
+
+
+def _describe(t: dict) -> str:
+    return ", ".join(f"{k}={v}" for k, v in t.items() if v not in (None, "")) or "(empty selector)"
+
+
+def check_target(target, docs, ctx):
+    for layer in layers(target.path):
+        for p in layer.patches:
+            selectors = [p.target] if p.target else [smp_target(s) for s in p.smp]
+            for t in selectors:
+                if not any(selects(t, r) for r in layer.inputs):
+                    where = f" (patch file {p.source})" if p.source else ""
+                    yield p.kfile.finding(ID, f"patch target {_describe(t)} matches no resource of this "
+                                              f"kustomization{where}", p.path + (("target",) if p.target else ()))

@@ -1,0 +1,72 @@
+"""A literal `--nnodes` / `--nproc_per_node` in a command agrees with the manifest.
+
+torchrun flags written into `command`/`args` win over the operator's PET_*
+env: `--nnodes 2` in a job of 4 replicas, or `--nproc_per_node 8` on a pod with
+4 GPUs, hangs the rendezvous or starts processes with no GPU. Compared with
+the PyTorchJob's total replicas (or elastic `min:max`), the TrainJob's
+`numNodes`, the StatefulSet's replicas, and the container's GPU count.
+
+Source: trainer v2.x pkg/constants/constants.go (PET_* = torchrun's argparse env names);
+training-operator v1.8/v1.9 pkg/controller.v1/pytorch/envvar.go (PET_NNODES = replicas).
+"""
+from ...findings import ERROR
+from ..pods import all_containers, as_int, command_line, gpu_count
+from ..pods import runtime_for
+from ._util import d, pytorchjobs
+
+ID = "launcher-args-mismatch"
+LEVEL = ERROR
+_FLAGS = {"--nnodes": "nnodes", "--nproc_per_node": "nproc", "--nproc-per-node": "nproc"}
+
+
+def flags(cmd: list[str]) -> dict[str, str]:
+    """{'nnodes': '2', 'nproc': '4'} from a command line (also inside `sh -c` strings)."""
+    tokens: list[str] = []
+    for part in cmd:
+        tokens.extend(part.split())
+    out = {}
+    for i, t in enumerate(tokens):
+        key, _, val = t.partition("=")
+        if key in _FLAGS:
+            if not val and i + 1 < len(tokens):
+                val = tokens[i + 1]
+            out[_FLAGS[key]] = val.strip("'\";")
+    return out
+
+
+def _nodes(doc, docs):
+    if doc.kind == "PyTorchJob":
+        ep = d(doc.get(("spec", "elasticPolicy")))
+        if ep.get("minReplicas") is not None or ep.get("maxReplicas") is not None:
+            return f"{ep.get('minReplicas')}:{ep.get('maxReplicas')}", True
+        total = sum(as_int(d(r).get("replicas", 1)) or 0 for r in d(doc.get(("spec", "pytorchReplicaSpecs"))).values())
+        return str(total), False
+    if doc.kind == "TrainJob":
+        n = doc.get(("spec", "trainer", "numNodes"))
+        if n is None:
+            rt = runtime_for(doc, docs)
+            n = rt.get(("spec", "mlPolicy", "numNodes")) if rt is not None else None
+        return (str(n) if n is not None else None), False
+    if doc.kind == "StatefulSet":
+        return str(doc.get(("spec", "replicas"), 1)), False
+    return None, False
+
+
+def check(docs, ctx):
+    for doc in docs:
+        if doc.kind not in ("PyTorchJob", "TrainJob", "StatefulSet"):
+            continue
+        nodes, elastic = _nodes(doc, docs)
+        for pt, path, c in all_containers(doc, init=False):
+            f = flags(command_line(c))
+            if not f:
+                continue
+            where = path + (("command",) if "command" in c else ("args",))
+            n = f.get("nnodes")
+            if n and nodes and not n.startswith("$") and n != nodes:
+                if not (elastic and n == nodes.replace(":", ":")):
+                    yield doc.finding(ID, f"--nnodes {n} disagrees with the manifest's {nodes} node(s)", where)
+            npp = f.get("nproc")
+            gpus = gpu_count(c)
+            if npp and gpus and as_int(npp) is not None and as_int(npp) != gpus:
+                yield doc.finding(ID, f"--nproc_per_node {npp} but the container has {gpus} GPU(s)", where)

@@ -1,0 +1,19 @@
+"""A PyTorchJob replica's `restartPolicy` is one of Always, OnFailure, Never, ExitCode.
+
+Source: training-operator v1.8/v1.9 pkg/apis/kubeflow.org/v1/common_types.go RestartPolicy.
+"""
+from ...findings import ERROR
+from ...operators import training_operator_v1 as TO
+from ._util import d, pytorchjobs, replica_specs
+
+ID = "pytorchjob-restart-policy"
+LEVEL = ERROR
+
+
+def check(docs, ctx):
+    for doc in pytorchjobs(docs):
+        for rtype, rs in replica_specs(doc).items():
+            v = d(rs).get("restartPolicy")
+            if v is not None and v not in TO.RESTART_POLICIES:
+                yield doc.finding(ID, f"restartPolicy {v!r} is not one of {', '.join(TO.RESTART_POLICIES)}",
+                                  ("spec", "pytorchReplicaSpecs", rtype, "restartPolicy"))

@@ -1,0 +1,32 @@
+"""Training containers request cpu and memory.
+
+Without requests the scheduler packs training pods onto busy nodes, and the
+pod is BestEffort/Burstable: first to be evicted under memory pressure, which
+kills the whole distributed job. Initializer and sidecar init containers are
+not checked.
+"""
+from ...findings import WARNING
+from ..pods import containers, pod_templates, resources
+from ._util import d
+
+ID = "resource-requests"
+LEVEL = WARNING
+
+
+def check(docs, ctx):
+    for doc in docs:
+        if doc.kind in ("TrainingRuntime", "ClusterTrainingRuntime"):
+            continue   # the TrainJob's resourcesPerNode fills them in
+        for pt in pod_templates(doc):
+            for path, c in containers(pt, init=False):
+                req = d(resources(c).get("requests"))
+                missing = [r for r in ("cpu", "memory") if r not in req]
+                if missing:
+                    yield doc.finding(ID, f"container {c.get('name')!r} requests no {' or '.join(missing)}", path + ("resources",))
+        if doc.kind == "TrainJob":
+            rpn = doc.get(("spec", "trainer", "resourcesPerNode"))
+            req = d(d(rpn).get("requests")) or d(d(rpn).get("limits"))
+            missing = [r for r in ("cpu", "memory") if r not in req]
+            if isinstance(rpn, dict) and missing:
+                yield doc.finding(ID, f"trainer.resourcesPerNode requests no {' or '.join(missing)}",
+                                  ("spec", "trainer", "resourcesPerNode"))

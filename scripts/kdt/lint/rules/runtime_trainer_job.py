@@ -1,0 +1,58 @@
+"""A runtime's trainer replicated job is named `node`, has `replicas: 1`, the ancestor label and a `node` container.
+
+The torch plugin finds the trainer by the label
+`trainer.kubeflow.org/trainjob-ancestor-step: trainer` and its container by
+the name `node`; PET_MASTER_ADDR is `<trainjob>-node-0-0.<trainjob>`, so the
+job must be named `node` (checked for torch runtimes; MPI runtimes put the
+ancestor label on their launcher). Nodes scale through the Job's parallelism, so the
+runtime webhook rejects ancestor-labelled jobs with replicas other than 1, and
+those without their required container (`node`, `dataset-initializer`,
+`model-initializer`).
+
+Source: trainer v2.1/v2.3 pkg/webhooks/trainingruntime_webhook.go validateReplicatedJobs;
+pkg/constants/constants.go (LabelTrainJobAncestor, Node); plugins/torch/torch.go.
+"""
+from ...findings import ERROR
+from ...operators import trainer_v2 as TV2
+from ..pods import as_int, job_containers
+from ._util import d, is_torch_runtime, lst, runtimes
+
+ID = "runtime-trainer-job"
+LEVEL = ERROR
+
+
+def check(docs, ctx):
+    for rt in runtimes(docs):
+        base = ("spec", "template", "spec", "replicatedJobs")
+        jobs = lst(rt.get(base))
+        trainer_idx = []
+        for i, rj in enumerate(jobs):
+            rj = d(rj)
+            anc = d(d(d(rj.get("template")).get("metadata")).get("labels")).get(TV2.ANCESTOR_LABEL)
+            if anc == TV2.ANCESTOR_TRAINER or rj.get("name") == TV2.NODE:
+                trainer_idx.append(i)
+            if anc in TV2.ANCESTORS:
+                if as_int(rj.get("replicas", 1)) != TV2.ANCESTOR_JOB_REPLICAS:
+                    yield rt.finding(ID, f"replicated job {rj.get('name')!r} ({anc}) must have replicas 1",
+                                     base + (i, "replicas"))
+                want = TV2.ANCESTOR_CONTAINERS[anc]
+                if want not in job_containers(rj):
+                    yield rt.finding(ID, f"replicated job {rj.get('name')!r} ({anc}) has no container named {want!r}",
+                                     base + (i, "template", "spec", "template", "spec", "containers"))
+            elif anc is not None:
+                yield rt.finding(ID, f"ancestor label value {anc!r} is not one of {', '.join(TV2.ANCESTORS)}",
+                                 base + (i, "template", "metadata", "labels", TV2.ANCESTOR_LABEL))
+        if not jobs or not is_torch_runtime(rt):
+            continue   # the name `node` and PET_MASTER_ADDR are the torch plugin's
+        if not trainer_idx:
+            yield rt.finding(ID, f"no replicated job named {TV2.NODE!r} with label {TV2.ANCESTOR_LABEL}: trainer",
+                             base)
+        for i in trainer_idx:
+            rj = d(jobs[i])
+            labels = d(d(d(rj.get("template")).get("metadata")).get("labels"))
+            if rj.get("name") != TV2.NODE:
+                yield rt.finding(ID, f"the trainer replicated job is named {rj.get('name')!r}; it must be {TV2.NODE!r} "
+                                     "(PET_MASTER_ADDR is <trainjob>-node-0-0.<trainjob>)", base + (i, "name"))
+            elif labels.get(TV2.ANCESTOR_LABEL) != TV2.ANCESTOR_TRAINER:
+                yield rt.finding(ID, f"replicated job 'node' lacks the label {TV2.ANCESTOR_LABEL}: trainer",
+                                 base + (i, "template", "metadata", "labels"))

@@ -1,0 +1,44 @@
+"""A TrainJob's `runtimeRef` names a runtime of the right kind in the same stream.
+
+`runtimeRef.kind` defaults to ClusterTrainingRuntime; a TrainingRuntime must be
+in the TrainJob's namespace. A name that is not in the stream but is a runtime
+upstream ships (torch-distributed, ...) is a warning: it works only where
+that runtime is installed. Any other name is an error (the TrainJob never starts).
+
+Source: trainer v2.1/v2.3 pkg/apis/trainer/v1alpha1/trainjob_types.go RuntimeRef;
+manifests/base/runtimes (upstream runtime names).
+"""
+from ...findings import ERROR, WARNING
+from ...operators import trainer_v2 as TV2
+from ..pods import runtime_for, runtimes as runtime_table
+from ._util import d, trainjobs
+
+ID = "trainjob-runtime-ref"
+LEVEL = ERROR
+
+
+def check(docs, ctx):
+    table = runtime_table(docs)
+    for job in trainjobs(docs):
+        ref = d(job.get(("spec", "runtimeRef")))
+        name = ref.get("name")
+        kind = ref.get("kind") or TV2.DEFAULT_RUNTIME_KIND
+        path = ("spec", "runtimeRef", "name")
+        if not name:
+            yield job.finding(ID, "runtimeRef.name is missing", ("spec", "runtimeRef"))
+            continue
+        if kind not in TV2.RUNTIME_KINDS:
+            yield job.finding(ID, f"runtimeRef.kind {kind!r} is not one of {', '.join(TV2.RUNTIME_KINDS)}",
+                              ("spec", "runtimeRef", "kind"))
+            continue
+        if runtime_for(job, docs) is not None:
+            continue
+        other = [k for (k, _, n) in table if n == name and k != kind]
+        if other:
+            yield job.finding(ID, f"runtimeRef names {kind} {name!r}, but the stream has it as a {other[0]} "
+                                  "(set runtimeRef.kind)", path)
+        elif name in TV2.UPSTREAM_RUNTIMES:
+            yield job.finding(ID, f"runtime {name!r} is not in this stream: it must be installed on the cluster "
+                                  "(an upstream runtime)", path, WARNING)
+        else:
+            yield job.finding(ID, f"no {kind} named {name!r} in this stream and not an upstream runtime", path)
