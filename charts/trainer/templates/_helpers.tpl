@@ -1,0 +1,181 @@
+{{/*
+Names and labels, in the shape `helm create` gives them: names cut to 63
+characters (the DNS label limit) without a trailing dash.
+*/}}
+
+{{/* The app name: `app.kubernetes.io/name`. */}}
+{{- define "trainer.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* The workload's name: fullnameOverride, else <release>-<name> (the release alone when it contains the name). */}}
+{{- define "trainer.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/* `helm.sh/chart`: name-version. */}}
+{{- define "trainer.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* `app.kubernetes.io/instance`: the instance value, else the release name. */}}
+{{- define "trainer.instance" -}}
+{{- default .Release.Name .Values.instance | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Selector labels (StatefulSet, Service): the instance alone, as in the overlays. */}}
+{{- define "trainer.selectorLabels" -}}
+app.kubernetes.io/instance: {{ include "trainer.instance" . }}
+{{- end }}
+
+{{/* Labels of every resource: the recommended app.kubernetes.io/* set and helm.sh/chart. */}}
+{{- define "trainer.labels" -}}
+helm.sh/chart: {{ include "trainer.chart" . }}
+app.kubernetes.io/name: {{ include "trainer.name" . }}
+{{ include "trainer.selectorLabels" . }}
+{{- with .Values.partOf }}
+app.kubernetes.io/part-of: {{ . }}
+{{- end }}
+{{- with .Values.component }}
+app.kubernetes.io/component: {{ . }}
+{{- end }}
+{{- with .Chart.AppVersion }}
+app.kubernetes.io/version: {{ . | quote }}
+{{- end }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- with .Values.labels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/* The image reference. */}}
+{{- define "trainer.image" -}}
+{{- printf "%s:%s" .Values.image.repository .Values.image.tag }}
+{{- end }}
+
+{{/*
+Derived counts: nodes, GPUs per node and processes per node are each set once
+in values; everything else (replicas, --nnodes, numNodes, resources, world size) comes from here.
+*/}}
+{{- define "trainer.procsPerNode" -}}
+{{- if ne (toString .Values.procsPerNode) "auto" }}
+{{- int .Values.procsPerNode }}
+{{- else if gt (int .Values.gpusPerNode) 0 }}
+{{- int .Values.gpusPerNode }}
+{{- end }}
+{{- end }}
+
+{{/* nodes x processes per node; empty when torchrun decides at run time (auto on CPU: its CPU count). */}}
+{{- define "trainer.worldSize" -}}
+{{- with include "trainer.procsPerNode" . }}
+{{- mul (int $.Values.nodes) (int .) }}
+{{- end }}
+{{- end }}
+
+{{/* Container resources with the GPU count added to requests and limits. */}}
+{{- define "trainer.resources" -}}
+{{- $gpu := .Values.gpuResource }}
+{{- $res := deepCopy (.Values.resources | default dict) }}
+{{- range $section := list "requests" "limits" }}
+{{- if hasKey (get $res $section | default dict) $gpu }}
+{{- fail (printf "resources.%s.%s: set the GPU count once, in gpusPerNode" $section $gpu) }}
+{{- end }}
+{{- if gt (int $.Values.gpusPerNode) 0 }}
+{{- $m := get $res $section | default dict }}
+{{- $_ := set $m $gpu (toString $.Values.gpusPerNode) }}
+{{- $_ := set $res $section $m }}
+{{- end }}
+{{- end }}
+{{- toYaml $res }}
+{{- end }}
+
+{{/* torchrun's --rdzv-conf value: key=value,... in the given order. */}}
+{{- define "trainer.rdzvConf" -}}
+{{- $items := list }}
+{{- range .Values.torchrun.rdzvConf }}
+{{- $items = append $items (printf "%s=%s" .key .value) }}
+{{- end }}
+{{- join "," $items }}
+{{- end }}
+
+{{/* The name of a volume's PVC. */}}
+{{- define "trainer.claimName" -}}
+{{- $root := index . 0 }}{{- $v := index . 1 }}
+{{- if $v.existingClaim }}
+{{- $v.existingClaim }}
+{{- else }}
+{{- default (printf "%s-%s" (include "trainer.fullname" $root) $v.name | trunc 63 | trimSuffix "-") $v.claim.name }}
+{{- end }}
+{{- end }}
+
+{{/* volumeMounts of the training container. */}}
+{{- define "trainer.volumeMounts" -}}
+{{- range .Values.volumes }}
+- name: {{ .name }}
+  mountPath: {{ .mountPath }}
+  {{- if .readOnly }}
+  readOnly: true
+  {{- end }}
+{{- end }}
+{{- end }}
+
+{{/* volumes of the training pod. */}}
+{{- define "trainer.volumes" -}}
+{{- range .Values.volumes }}
+- name: {{ .name }}
+  {{- if .emptyDir }}
+  emptyDir:
+    {{- toYaml .emptyDir | nindent 4 }}
+  {{- else if hasKey . "emptyDir" }}
+  emptyDir: {}
+  {{- else }}
+  persistentVolumeClaim:
+    claimName: {{ include "trainer.claimName" (list $ .) }}
+  {{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Scheduling and identity fields shared by every pod spec (each left out when empty). */}}
+{{- define "trainer.podScheduling" -}}
+{{- with .Values.serviceAccountName }}
+serviceAccountName: {{ . }}
+{{- end }}
+{{- with .Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- end }}
+
+{{/* The values that are meaningless or contradictory for the chosen mode fail here, with their path. */}}
+{{- define "trainer.check" -}}
+{{- if and (eq .Values.mode "elastic") (gt (int .Values.elastic.minNodes) (int .Values.nodes)) }}
+{{- fail (printf "elastic.minNodes (%d) is more than nodes (%d)" (int .Values.elastic.minNodes) (int .Values.nodes)) }}
+{{- end }}
+{{- if and (eq .Values.mode "trainjob") (not .Values.trainJob.runtime.create) (not .Values.trainJob.runtime.name) }}
+{{- fail "trainJob.runtime.name: name the existing runtime when trainJob.runtime.create is false" }}
+{{- end }}
+{{- if and (eq .Values.mode "statefulset") (gt (len (include "trainer.fullname" .)) 52) }}
+{{- fail (printf "the StatefulSet name %q is longer than 52 characters: its pods' controller-revision-hash label would exceed 63" (include "trainer.fullname" .)) }}
+{{- end }}
+{{- end }}
