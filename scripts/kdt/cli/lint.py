@@ -60,6 +60,9 @@ def main(argv=None) -> int:
     for r in results:
         found.extend(r.findings)
         if not r.ok:
+            if r.target.kind == T.KUSTOMIZE:   # the hygiene rules read sources, not the render
+                found.extend(lint_target(r.target, [], args.trainer_version or versions.TRAINER_DEFAULT,
+                                         cfg, args.strict))
             continue
         ndocs += len(r.documents)
         version = args.trainer_version or (target_trainer_version(r.target, r.documents)

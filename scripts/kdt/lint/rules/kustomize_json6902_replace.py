@@ -1,10 +1,11 @@
 """A JSON6902 `replace` names a path that exists in the resource it patches.
 
-RFC 6902 says replacing a missing path is an error, but kustomize adds the
-value instead, silently: a `replace` of
-`/spec/pytorchReplicaSpecs/Worker/replicas` against a base whose replica type
-is spelled differently creates a new key and changes nothing that runs.
-Use `add` when the value is new. Paths created by an earlier `add` of the
+RFC 6902 says replacing a missing path is an error. The pinned kustomize
+(v5.8) fails when a parent of the path is missing, but when only the last key
+is missing it adds the value silently: a `replace` of
+`/spec/pytorchReplicaSpecs/Worker/restartPolicy` against a base that never set
+it "works", so a patch meant to change a value can hide that the base was
+renamed or restructured. Use `add` when the value is new. Paths created by an earlier `add` of the
 same patch count as existing.
 """
 from ...findings import ERROR

@@ -1,0 +1,65 @@
+#!/usr/bin/env python3
+"""Generate docs/rules.md from the lint rules' docstrings (`--check`: exit 1 when the file is stale)."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from kdt.lint import IGNORE_ANNOTATION_PREFIX, rules  # noqa: E402
+from kdt.paths import ROOT  # noqa: E402
+
+OUT = ROOT / "docs" / "rules.md"
+
+
+def render() -> str:
+    rs = list(rules().values())
+    lines = [
+        "# Lint rules",
+        "",
+        "Generated from the rule modules in `scripts/kdt/lint/rules/` by `scripts/gen_rules_doc.py`;",
+        "do not edit by hand. `scripts/lint.py --list` prints the same list.",
+        "",
+        "Ignore a rule for one resource with the annotation",
+        f"`{IGNORE_ANNOTATION_PREFIX}<rule-id>: \"<reason>\"` (the reason is required), or for paths in",
+        "`.kdt-lint.yaml` at the repository root (`ignore:` entries with `rules`, `paths` and `reason`;",
+        "`rules:` sets a rule's level, options, or `disable`). `--strict` refuses every ignore.",
+        "TrainJob rules that depend on the Trainer release use `--trainer-version`, or per target the",
+        "release the target declares (a target named `*trainer-X.Y*` is for X.Y, other targets for 2.1).",
+        "",
+        "| Rule | Level | Summary |",
+        "| --- | --- | --- |",
+    ]
+    for r in rs:
+        summary = r.summary.replace("|", "\\|")
+        lines.append(f"| [`{r.id}`](#{r.id}) | {r.level} | {summary} |")
+    for r in rs:
+        body = r.doc.strip().splitlines()
+        lines += ["", f"## {r.id}", "", f"Level: **{r.level}**" + (" (kustomization sources)" if r.scope == "target" else ""), ""]
+        lines += body
+        if r.options:
+            lines += ["", "Options (`.kdt-lint.yaml` `rules.<id>.options`):", ""]
+            lines += [f"- `{k}`: default `{v!r}`" for k, v in r.options.items()]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--check", action="store_true", help="exit 1 if docs/rules.md is not current")
+    args = p.parse_args()
+    text = render()
+    if args.check:
+        current = OUT.read_text() if OUT.is_file() else ""
+        if current != text:
+            print(f"{OUT.relative_to(ROOT)} is stale: run scripts/gen_rules_doc.py", file=sys.stderr)
+            return 1
+        return 0
+    OUT.parent.mkdir(exist_ok=True)
+    OUT.write_text(text)
+    print(f"wrote {OUT.relative_to(ROOT)} ({len(rules())} rules)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
