@@ -7,7 +7,7 @@ physical location:
   helm template), its region found by locating the same JSON path in that
   file's document of the same kind (and name when it is unchanged), or the
   resource's first line there when the path is not in the source (a patch
-  added it);
+  added it); a field is located at its key, where its line starts;
 - otherwise the file that was validated (its own line and column);
 - otherwise the target (an overlay's kustomization file, a values file).
 URIs are relative to the repository root (`uriBaseId` %SRCROOT%) when inside it.
@@ -50,6 +50,21 @@ def _source_region(f) -> tuple[int, int] | None:
     line, col, exact = doc.locate(path)
     if not exact:
         line, col, _ = doc.locate(())
+    elif path and isinstance(path[-1], str):
+        # The field's key, where its `name: value` line starts.
+        from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+        parent = doc.node
+        for part in path[:-1]:
+            if isinstance(parent, MappingNode):
+                parent = next((v for k, v in parent.value if isinstance(k, ScalarNode) and k.value == str(part)), None)
+            elif isinstance(parent, SequenceNode) and isinstance(part, int) and 0 <= part < len(parent.value):
+                parent = parent.value[part]
+            else:
+                parent = None
+        if isinstance(parent, MappingNode):
+            for k, _ in parent.value:
+                if isinstance(k, ScalarNode) and k.value == path[-1]:
+                    line, col = doc.line_offset + k.start_mark.line + 1, k.start_mark.column + 1
     return line, col
 
 
