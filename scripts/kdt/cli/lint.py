@@ -40,8 +40,9 @@ def main(argv=None) -> int:
     p.add_argument("--strict", action="store_true", help="refuse ignores (annotations and config file)")
     p.add_argument("--config", metavar="FILE", help=f"config file (default: {C.DEFAULT_FILE} at the repo root, if present)")
     p.add_argument("--trainer-version", metavar="X.Y", choices=None,
-                   help="Trainer release TrainJobs are written for (default: the target's; for files "
-                        f"{versions.TRAINER_DEFAULT}); one of {', '.join(versions.TRAINER_RELEASES)} or any 2.x")
+                   help="Trainer release TrainJobs are written for, for every target (default: each target's "
+                        f"`# kdt:trainer-version=X.Y` marker, as validate reads it; else `trainer-X.Y` in the target's "
+                        f"name; else {versions.TRAINER_RELEASES[0]})")
     add_output_args(p)
     args = p.parse_args(argv)
     if args.list:
@@ -65,8 +66,7 @@ def main(argv=None) -> int:
                                          cfg, args.strict))
             continue
         ndocs += len(r.documents)
-        version = args.trainer_version or (target_trainer_version(r.target, r.documents)
-                                           if r.target.kind != T.FILE else versions.TRAINER_DEFAULT)
+        version = args.trainer_version or target_trainer_version(r.target, r.documents)
         found.extend(lint_target(r.target, r.documents, version, cfg, args.strict))
     unique = list(dict.fromkeys(found))
     with output(args.output) as out:

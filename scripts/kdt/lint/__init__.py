@@ -40,24 +40,22 @@ def lint_target(target: T.Target, docs: list[Document] | None = None, trainer_ve
 
 
 def target_trainer_version(target: T.Target, docs: list[Document] | None = None) -> str:
-    """The Trainer release a target is written for.
+    """The Trainer release a target is written for: the same answer as `validate`.
 
-    Uses kdt.validate's declaration when the validation module provides one
-    (`trainer_version_of(target)`); until then, a target whose name contains
-    `trainer-<X.Y>` is for that release, and any other target is for the oldest
-    release the project supports (2.1).
+    The target's `# kdt:trainer-version=X.Y` marker (kdt.cli.validate.target_trainer_version:
+    the overlay's kustomization or the local components/bases it includes, the
+    chart values file, or the YAML file); without one, a target named
+    `*trainer-X.Y*` is for X.Y; otherwise the oldest supported release
+    (kdt.versions.TRAINER_RELEASES[0]), the one the unmarked overlays are written for.
     """
     try:
-        from .. import validate  # type: ignore
-        fn = getattr(validate, "trainer_version_of", None) or getattr(validate, "target_trainer_version", None)
-        if fn is not None:
-            v = fn(target)
-            if v:
-                return str(v)
-    except ImportError:
-        pass
+        from ..cli.validate import target_trainer_version as declared
+    except ImportError:   # validation module absent: fall back to the name
+        declared = None
+    if declared is not None:
+        v = declared(target)
+        if v:
+            return str(v)
     import re
     m = re.search(r"trainer-(\d+\.\d+)", target.name)
-    if m:
-        return m.group(1)
-    return versions.TRAINER_RELEASES[0]
+    return m.group(1) if m else versions.TRAINER_RELEASES[0]
