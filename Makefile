@@ -30,6 +30,19 @@ preview: $(STAMP)
 render: $(STAMP)
 	$(PY) scripts/render.py $(ARGS)
 
+validate: $(STAMP)
+	$(PY) scripts/validate.py $(ARGS)
+
+lint: $(STAMP)
+	$(PY) scripts/lint.py $(ARGS)
+
+merge-preview: $(STAMP)
+	$(PY) scripts/merge_preview.py $(ARGS)
+
+# make diff BASE=<ref>  (default: the merge base with main, against the working tree)
+diff: $(STAMP)
+	$(PY) scripts/diff.py $(if $(BASE),--base $(BASE)) $(ARGS)
+
 test: $(STAMP)
 	$(PY) -m pytest -n $(PYTEST_WORKERS) $(ARGS)
 

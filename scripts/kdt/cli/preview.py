@@ -1,10 +1,17 @@
 """preview: the main job. Render every target, check it, and show what it runs.
 
 For every overlay (overlays/*/) and chart values file (charts/*/ci/*.yaml):
-render it with the project's pinned kubectl / helm, then print a table
-(target, kinds, nodes, GPUs per node, processes per node, world size) and every
-problem found, located. Exit 0 when all is well, 1 when a check found errors,
-2 when a target does not render (kubectl's or helm's message is shown).
+1. render it with the project's pinned kubectl / helm;
+2. validate every document against its schema (Kubernetes, Kubeflow, JobSet);
+3. lint it with the training rules (docs/rules.md);
+4. expand it into what the operator will create (merge preview).
+Then print the table (target, kinds, nodes, GPUs per node, processes per node,
+world size), one line per target of what the operators create, and every
+problem found, located. The Trainer release of each target is its
+`# kdt:trainer-version=X.Y` marker (see validate.py --help).
+
+Exit 0 when all is well (warnings allowed), 1 when a check found errors, 2 when
+a target does not render (kubectl's or helm's message is shown).
 """
 from __future__ import annotations
 
@@ -14,29 +21,52 @@ import time
 from . import Parser, run
 from .. import findings as F
 from .. import summary, targets, versions
+from ..cli.validate import target_trainer_version
+from ..expand import expand_documents, summary_line
+from ..lint import config as lint_config
+from ..lint import lint_target
 from ..render import render_all
 from ..report import text as text_report
+from ..validate import validate_documents
 
 
 def main(argv=None) -> int:
     p = Parser(prog="preview.py", description=__doc__)
     p.add_argument("paths", nargs="*", help="targets (default: every overlay and chart values file)")
+    p.add_argument("--kubernetes-version", default=versions.KUBERNETES_DEFAULT, metavar="X.Y",
+                   help=f"Kubernetes schemas to validate against (default: {versions.KUBERNETES_DEFAULT})")
     args = p.parse_args(argv)
     started = time.perf_counter()
     print(f"# {versions.describe()}")
     tlist = targets.resolve(args.paths)
     results = render_all(tlist)
-    problems: list[F.Finding] = [f for r in results for f in r.findings]
+    cfg = lint_config.load(None)
+    problems: list[F.Finding] = []
+    creates: list[str] = []
+    for r in results:
+        problems.extend(r.findings)
+        if not r.ok:
+            continue
+        trainer = target_trainer_version(r.target) or versions.TRAINER_DEFAULT
+        problems.extend(validate_documents(r.documents, kubernetes_version=args.kubernetes_version,
+                                           trainer_version=trainer))
+        problems.extend(lint_target(r.target, r.documents, trainer_version=trainer, config=cfg))
+        expanded, expand_findings = expand_documents(r.documents, trainer_version=trainer)
+        problems.extend(expand_findings)
+        creates.append(summary_line(r.target.name, expanded))
     rows = summary.summary_rows([summary.summarize(r.target.name, r.documents) for r in results if r.ok])
     print()
     print(summary.table(rows, summary.SUMMARY_HEADER))
+    print("\nWhat the operators will create (scripts/merge_preview.py shows it whole):")
+    for line in creates:
+        print(f"  {line}")
     print()
-    for f in sorted(problems, key=F.sort_key):
+    for f in sorted(set(problems), key=F.sort_key):
         print(text_report.line(f))
     ndocs = sum(len(r.documents) for r in results)
     errors = sum(1 for f in problems if f.level == F.ERROR)
-    print(f"preview: {len(tlist)} target(s), {ndocs} document(s), {errors} error(s), "
-          f"{len(problems) - errors} warning(s) in {time.perf_counter() - started:.1f} s")
+    print(f"preview: {len(tlist)} target(s), {ndocs} document(s) rendered, validated and linted: "
+          f"{errors} error(s), {len(problems) - errors} warning(s) in {time.perf_counter() - started:.1f} s")
     return F.exit_code(problems)
 
 
