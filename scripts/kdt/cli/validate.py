@@ -18,7 +18,8 @@ target); otherwise the target's own marker, a comment line
 
 in the overlay's kustomization.yaml (or, without one there, in the
 kustomization of a local component or base it includes, such as
-components/trainer-2.1), in the chart values file, or in the YAML file;
+components/trainer-2.1), in the chart values file, or in the head (first
+8 KiB) of the YAML file;
 otherwise the default. The marker is a comment: it never reaches the cluster.
 
 Every error is reported, each with file, document index, line and column,
@@ -44,6 +45,7 @@ from ..targets import FILE, HELM, KUSTOMIZATION_FILES, KUSTOMIZE, Target
 from ..validate import RULES, validate_documents
 
 TOOL = "validate"
+_MARKER_SPAN = 8192      # a YAML file's marker is looked for in its first 8 KiB (its head comment)
 _MARKER = re.compile(r"^[ \t]*#[ \t]*kdt:trainer-version[ \t]*[=:][ \t]*v?([0-9]+\.[0-9]+)", re.MULTILINE)
 
 
@@ -109,7 +111,8 @@ def target_trainer_version(target: Target, text: str | None = None) -> str | Non
         if path is None:
             return None
         try:
-            text = path.read_text(errors="replace")
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                text = fh.read(_MARKER_SPAN)
         except OSError:
             return None
     return _marker(text, target.name)
@@ -139,7 +142,7 @@ def main(argv=None) -> int:
         findings.extend(rendered.findings)
         trainer = args.trainer_version
         if trainer is None:
-            text = rendered.text if (t.kind == FILE and str(t.path) == "-") else None
+            text = rendered.text[:_MARKER_SPAN] if t.kind == FILE else None
             trainer = target_trainer_version(t, text) or versions.TRAINER_DEFAULT
         findings.extend(validate_documents(rendered.documents, kubernetes_version=k8s, trainer_version=trainer,
                                            ignore_missing_schemas=args.ignore_missing_schemas))

@@ -11,6 +11,10 @@
 - Argo CD `Application` / `ApplicationSet` (`argoproj.io/v1alpha1`): argocd.json,
   written by hand from Argo CD's documented fields.
 
+The project's files refer to Kubernetes types as `kubernetes:<definition>`;
+those references become `#/$defs/<definition>` when the files are loaded, and
+the definitions come from the Kubernetes version being validated.
+
 For one kind, the schema handed to jsonschema-rs is self-contained: the root
 definition plus the closure of the definitions it references. IntOrString and
 Quantity accept `string|integer` and `string|number` (plain type lists give
@@ -43,9 +47,15 @@ _SPECIAL = {INT_OR_STRING: {"type": ["string", "integer", "null"]},
 _K8S_REF = "kubernetes:"
 
 
+@functools.lru_cache(maxsize=None)
 def _kv_root() -> Path:
-    import kubernetes_validate
-    return Path(kubernetes_validate.__file__).resolve().parent / "kubernetes-json-schema"
+    # Located, not imported: importing kubernetes_validate pulls in jsonschema and
+    # referencing (about 65 ms of start-up) for nothing but its data files.
+    import importlib.util
+    spec = importlib.util.find_spec("kubernetes_validate")
+    if spec is None or not spec.origin:
+        raise UsageError("kubernetes-validate is not installed; run `make venv` to bootstrap .venv")
+    return Path(spec.origin).resolve().parent / "kubernetes-json-schema"
 
 
 @functools.lru_cache(maxsize=None)
@@ -116,7 +126,7 @@ def kubeflow_pool(trainer: str) -> Pool:
     for f in files:
         payload = _load(f)
         for name, d in payload["$defs"].items():
-            defs.setdefault(name, d)
+            defs.setdefault(name, _rewrite_k8s(d))
         for av, ks in payload["kinds"].items():
             kinds.setdefault(av, {}).update(ks)
     return Pool(f"Trainer {trainer}", defs, kinds)
@@ -146,24 +156,33 @@ def _rewrite_k8s(node: Any) -> Any:
     return node
 
 
+_REFS_CACHE: dict[int, list[str]] = {}
+
+
+def _def_refs(d: dict) -> list[str]:
+    """Names of the definitions one definition refers to (cached: the pools live as long as the process)."""
+    key = id(d)
+    refs = _REFS_CACHE.get(key)
+    if refs is None:
+        found: list = []
+        _refs(d, found)
+        refs = _REFS_CACHE[key] = [r.rsplit("/", 1)[-1] for r in found if r.startswith("#/$defs/")]
+    return refs
+
+
 def closure(root: str, pools: list[Pool]) -> dict:
     """Self-contained schema of definition `root`: it, and every definition it reaches."""
-    lookup: dict = {}
-    for pool in reversed(pools):
-        lookup.update(pool.defs)
     defs: dict = {}
     todo = [root]
     while todo:
         name = todo.pop()
         if name in defs:
             continue
-        if name not in lookup:
+        d = next((p.defs[name] for p in pools if name in p.defs), None)
+        if d is None:
             raise UsageError(f"schema definition {name} is missing (regenerate the schemas)")
-        d = _rewrite_k8s(lookup[name])
         defs[name] = d
-        refs: list = []
-        _refs(d, refs)
-        todo.extend(r.rsplit("/", 1)[-1] for r in refs if r.startswith("#/$defs/"))
+        todo.extend(_def_refs(d))
     return {"$ref": f"#/$defs/{root}", "$defs": defs}
 
 
