@@ -113,7 +113,8 @@ in values; everything else (replicas, --nnodes, numNodes, resources, world size)
 {{- if $v.existingClaim }}
 {{- $v.existingClaim }}
 {{- else }}
-{{- default (printf "%s-%s" (include "trainer.fullname" $root) $v.name | trunc 63 | trimSuffix "-") $v.claim.name }}
+{{- $room := sub 62 (len $v.name) | int }}
+{{- default (printf "%s-%s" (include "trainer.fullname" $root | trunc $room | trimSuffix "-") $v.name) $v.claim.name }}
 {{- end }}
 {{- end }}
 
