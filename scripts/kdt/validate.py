@@ -143,8 +143,8 @@ def validate_documents(docs: Iterable[Document], kubernetes_version: str = versi
     for doc in docs:
         if not isinstance(doc.data, dict):
             continue
-        av = doc.data.get("apiVersion")
-        if isinstance(av, str) and (av.split("/")[0], doc.data.get("kind")) in NOT_OBJECTS:
+        av, kind = doc.data.get("apiVersion"), doc.data.get("kind")
+        if isinstance(av, str) and isinstance(kind, str) and (av.split("/")[0], kind) in NOT_OBJECTS:
             continue
         ks, problems = _identity(doc, registry, ignore_missing_schemas)
         if problems:

@@ -182,6 +182,12 @@ def test_missing_api_version_and_kind():
     assert sorted(f.message for f in found) == ["apiVersion is missing or not a string", "kind is missing or not a string"]
 
 
+def test_api_version_and_kind_of_the_wrong_type():
+    found = check("apiVersion: [v1]\nkind: {a: 1}\nmetadata:\n  name: x\n")
+    assert sorted((f.path, f.line, f.message) for f in found) == [
+        ("apiVersion", 1, "apiVersion is missing or not a string"), ("kind", 2, "kind is missing or not a string")]
+
+
 def test_kubernetes_version_selects_the_schema():
     # Container restartPolicy (sidecar containers) entered the API in Kubernetes 1.28.
     text = ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  initContainers:\n"
