@@ -75,7 +75,7 @@ def write(findings, tool: str, out=sys.stdout, documents=None, targets=None, inv
             if errors:
                 failures += 1
         if not cases:
-            ET.SubElement(suite, "testcase", classname=suite_name, name="(no documents)")
+            ET.SubElement(suite, "testcase", classname=_x(suite_name), name="(no findings)")
         n = max(len(cases), 1)
         suite.set("tests", str(n))
         suite.set("failures", str(failures))
