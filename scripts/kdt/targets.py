@@ -6,9 +6,13 @@
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml_rs
+
+from . import versions
 from .errors import UsageError
 from .paths import ROOT, display
 
@@ -85,3 +89,94 @@ def resolve(args: list[str]) -> list[Target]:
     if not targets:
         raise UsageError("nothing to do: no overlays, no chart values files and no paths given")
     return targets
+
+
+# The Trainer release a target is written for ----------------------------------
+# A comment, so it never reaches the cluster:  # kdt:trainer-version=2.1
+# Read by validate (schemas), lint (version-specific rules) and preview.
+MARKER_SPAN = 8192      # a YAML file's marker is looked for in its first 8 KiB (its head comment)
+_MARKER = re.compile(r"^[ \t]*#[ \t]*kdt:trainer-version[ \t]*[=:][ \t]*v?([0-9]+\.[0-9]+)", re.MULTILINE)
+
+
+def trainer_release(value: str) -> str:
+    """'2.1', 'v2.1.0' -> '2.1'; a release the project does not support is a UsageError."""
+    m = re.match(r"^v?(\d+)\.(\d+)(?:\.\d+)?$", str(value).strip())
+    short = f"{m.group(1)}.{m.group(2)}" if m else str(value)
+    if short not in versions.TRAINER_RELEASES:
+        raise UsageError(f"Trainer {value}: not supported; choose one of {', '.join(versions.TRAINER_RELEASES)}")
+    return short
+
+
+def marker_file(target: Target) -> Path | None:
+    """The file whose `# kdt:trainer-version=X.Y` comment sets a target's Trainer version."""
+    if target.kind == KUSTOMIZE:
+        return next((target.path / f for f in KUSTOMIZATION_FILES if (target.path / f).is_file()), None)
+    if target.kind in (HELM, FILE) and str(target.path) != "-":
+        return target.path
+    return None
+
+
+def _marker(text: str, where: str) -> str | None:
+    m = _MARKER.search(text)
+    if not m:
+        return None
+    try:
+        return trainer_release(m.group(1))
+    except UsageError as exc:
+        raise UsageError(f"{where}: kdt:trainer-version marker: {exc}") from None
+
+
+def _kustomization_markers(folder: Path, seen: set) -> set[str]:
+    """Markers of a kustomization and of the local components and bases it includes."""
+    folder = folder.resolve()
+    if folder in seen:
+        return set()
+    seen.add(folder)
+    kfile = next((folder / f for f in KUSTOMIZATION_FILES if (folder / f).is_file()), None)
+    if kfile is None:
+        return set()
+    try:
+        text = kfile.read_text(errors="replace")
+        spec = yaml_rs.loads(text, parse_datetime=False)
+    except (OSError, yaml_rs.YAMLDecodeError, ValueError):
+        return set()
+    own = _marker(text, display(kfile))
+    if own:
+        return {own}
+    found: set[str] = set()
+    if isinstance(spec, dict):
+        for entry in list(spec.get("resources") or []) + list(spec.get("components") or []):
+            if isinstance(entry, str) and "://" not in entry and (folder / entry).is_dir():
+                found |= _kustomization_markers(folder / entry, seen)
+    return found
+
+
+def target_trainer_version(target: Target, text: str | None = None) -> str | None:
+    """The Trainer version a target declares with a `# kdt:trainer-version=X.Y` comment, or None.
+
+    Overlays: the overlay's kustomization; without one there, the markers of the
+    local components and bases it includes (e.g. components/trainer-2.1), which
+    must agree. Chart values files and YAML files: the file itself (`text` when
+    the caller already holds it, e.g. standard input).
+    """
+    if target.kind == KUSTOMIZE:
+        found = _kustomization_markers(target.path, set())
+        if len(found) > 1:
+            raise UsageError(f"{target.name}: its components declare different Trainer versions "
+                             f"({', '.join(sorted(found))}); put `# kdt:trainer-version=X.Y` in the overlay's kustomization")
+        return next(iter(found), None)
+    if text is None:
+        path = marker_file(target)
+        if path is None:
+            return None
+        try:
+            with open(path, encoding="utf-8", errors="replace") as fh:
+                text = fh.read(MARKER_SPAN)
+        except OSError:
+            return None
+    return _marker(text, target.name)
+
+
+def trainer_version(target: Target, text: str | None = None) -> str:
+    """The Trainer release to check a target against: its marker, else kdt.versions.TRAINER_DEFAULT."""
+    return target_trainer_version(target, text) or versions.TRAINER_DEFAULT

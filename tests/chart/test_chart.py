@@ -13,7 +13,7 @@ import yaml
 import gen_chart_readme
 from conftest import CHART, CI, ROOT, ci_files, helm, keyed, template, template_docs
 from kdt import lint, targets as T, versions
-from kdt.cli.validate import target_trainer_version
+from kdt.targets import target_trainer_version
 from kdt.render import render
 from kdt.validate import validate_documents
 

@@ -40,22 +40,5 @@ def lint_target(target: T.Target, docs: list[Document] | None = None, trainer_ve
 
 
 def target_trainer_version(target: T.Target, docs: list[Document] | None = None) -> str:
-    """The Trainer release a target is written for: the same answer as `validate`.
-
-    The target's `# kdt:trainer-version=X.Y` marker (kdt.cli.validate.target_trainer_version:
-    the overlay's kustomization or the local components/bases it includes, the
-    chart values file, or the YAML file); without one, a target named
-    `*trainer-X.Y*` is for X.Y; otherwise the oldest supported release
-    (kdt.versions.TRAINER_RELEASES[0]), the one the unmarked overlays are written for.
-    """
-    try:
-        from ..cli.validate import target_trainer_version as declared
-    except ImportError:   # validation module absent: fall back to the name
-        declared = None
-    if declared is not None:
-        v = declared(target)
-        if v:
-            return str(v)
-    import re
-    m = re.search(r"trainer-(\d+\.\d+)", target.name)
-    return m.group(1) if m else versions.TRAINER_RELEASES[0]
+    """The Trainer release a target is written for: the same answer as `validate` (kdt.targets.trainer_version)."""
+    return T.trainer_version(target)

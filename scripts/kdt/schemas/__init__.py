@@ -33,7 +33,6 @@ from typing import Any
 
 import jsonschema_rs
 
-from .. import versions
 from ..errors import UsageError
 
 HERE = Path(__file__).resolve().parent
@@ -79,11 +78,9 @@ def kubernetes_version(value: str) -> str:
 
 
 def trainer_version(value: str) -> str:
-    m = re.match(r"^v?(\d+)\.(\d+)(?:\.\d+)?$", str(value).strip())
-    short = f"{m.group(1)}.{m.group(2)}" if m else str(value)
-    if short not in versions.TRAINER_RELEASES:
-        raise UsageError(f"--trainer-version {value}: not supported; choose one of {', '.join(versions.TRAINER_RELEASES)}")
-    return short
+    """'2.3', 'v2.3.0' -> '2.3'; an unsupported release is a UsageError (kdt.targets.trainer_release)."""
+    from ..targets import trainer_release
+    return trainer_release(value)
 
 
 @dataclass
