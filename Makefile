@@ -39,6 +39,13 @@ lint: $(STAMP)
 merge-preview: $(STAMP)
 	$(PY) scripts/merge_preview.py $(ARGS)
 
+# The chart: helm lint --strict on the defaults and every ci values file, README current, packaged into dist/.
+chart: $(STAMP)
+	$(VENV)/bin/helm lint --strict charts/trainer
+	for f in charts/trainer/ci/*.yaml; do $(VENV)/bin/helm lint --strict charts/trainer -f $$f || exit 1; done
+	$(PY) scripts/gen_chart_readme.py --check
+	$(VENV)/bin/helm package charts/trainer --destination dist/
+
 # make diff BASE=<ref>  (default: the merge base with main, against the working tree)
 diff: $(STAMP)
 	$(PY) scripts/diff.py $(if $(BASE),--base $(BASE)) $(ARGS)

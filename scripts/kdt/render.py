@@ -17,7 +17,7 @@ from . import targets as T
 from .documents import Document, load_stream, read_text
 from .errors import UsageError
 from .findings import ERROR, Finding
-from .paths import ROOT, display, tool
+from .paths import display, tool
 
 HELM_RELEASE = "trainer"   # release name used for every chart values file
 HELM_NAMESPACE = "default"
@@ -151,3 +151,30 @@ def kustomize_sources(folder: Path) -> dict[tuple[str, str], str]:
         if len(files) == 1:
             found[(kind, "*")] = next(iter(files))
     return found
+
+
+_HELM_LINT_LINE = re.compile(r"^\[(ERROR|WARNING)\] (.*)$")
+
+
+def helm_lint(target: T.Target) -> list[Finding]:
+    """`helm lint --strict` of a chart with a target's values file: its [ERROR] and [WARNING] lines as findings."""
+    if target.kind != T.HELM or target.chart is None:
+        return []
+    cmd = [tool("helm"), "lint", "--strict", str(target.chart)]
+    if target.path.name != "values.yaml" or target.path.parent != target.chart:
+        cmd += ["-f", str(target.path)]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return [Finding(ERROR, "helm-lint", f"helm lint did not finish in {TIMEOUT_S} s", target.name, target=target.name)]
+    out: list[Finding] = []
+    for line in proc.stdout.splitlines():
+        m = _HELM_LINT_LINE.match(line.strip())
+        if m:
+            level = ERROR if m.group(1) == "ERROR" else "warning"
+            out.append(Finding(level, "helm-lint", f"helm lint --strict: {m.group(2).strip()}", target.name,
+                               target=target.name, source=display(target.chart)))
+    if proc.returncode != 0 and not any(f.level == ERROR for f in out):
+        msg = " ".join(proc.stderr.split()) or f"exit code {proc.returncode}"
+        out.append(Finding(ERROR, "helm-lint", f"helm lint --strict failed: {msg}", target.name, target=target.name))
+    return out

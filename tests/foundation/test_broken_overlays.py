@@ -72,3 +72,32 @@ def test_render_output_file_is_all_or_nothing(tmp_path):
     good = subprocess.run([sys.executable, ROOT / "scripts" / "render.py", "--output", str(out), "overlays/ddp"],
                           cwd=ROOT, capture_output=True, text=True)
     assert good.returncode == 0 and "kind: PyTorchJob" in out.read_text()
+
+
+def test_preview_runs_every_stage_on_the_repository():
+    proc = subprocess.run([sys.executable, ROOT / "scripts" / "preview.py"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    out = proc.stdout
+    for overlay in ("ddp", "elastic", "fsdp", "fsdp-trainer-2.3", "statefulset"):
+        assert f"overlays/{overlay} " in out and f"charts/trainer/ci/{overlay}.yaml" in out
+    assert "overlays/ddp: 2 pods (mnist-ddp-master-0, mnist-ddp-worker-0)" in out
+    assert "rendered, validated and linted: 0 error(s), 0 warning(s)" in out
+
+
+def test_preview_reports_schema_lint_and_helm_lint_problems(repo_copy):
+    """A misspelt field, a lint error and a chart value helm rejects, each located, in one run."""
+    job = repo_copy / "base" / "pytorchjob.yaml"
+    job.write_text(job.read_text().replace("cleanPodPolicy: Running", "cleanPodPolicy: Sometimes")
+                   .replace("      replicas: 1                  # always", "      replicaz: 1                  # always"))
+    shutil.copytree(ROOT / "charts", repo_copy / "charts", ignore=shutil.ignore_patterns("__pycache__"))
+    values = repo_copy / "charts" / "trainer" / "ci" / "ddp.yaml"
+    values.write_text(values.read_text() + "\nimage:\n  repository: ghcr.io/torch-k8s/trainer\n  tag: latest\n")
+    proc = subprocess.run([sys.executable, repo_copy / "scripts" / "preview.py"], cwd=repo_copy,
+                          capture_output=True, text=True, timeout=300)
+    out = proc.stdout
+    assert proc.returncode == 1 and "Traceback" not in out + proc.stderr
+    schema = [l for l in out.splitlines() if "[schema]" in l and "replicaz" in l]
+    assert schema and schema[0].startswith("overlays/ddp (rendered):") and "source base/pytorchjob.yaml" in schema[0]
+    assert any("cleanPodPolicy" in l and "error" in l for l in out.splitlines())
+    assert any(l.startswith("charts/trainer/ci/ddp.yaml") and "latest" in l for l in out.splitlines())

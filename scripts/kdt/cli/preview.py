@@ -3,7 +3,8 @@
 For every overlay (overlays/*/) and chart values file (charts/*/ci/*.yaml):
 1. render it with the project's pinned kubectl / helm;
 2. validate every document against its schema (Kubernetes, Kubeflow, JobSet);
-3. lint it with the training rules (docs/rules.md);
+3. lint it with the training rules (docs/rules.md), and chart values files
+   with `helm lint --strict` too;
 4. expand it into what the operator will create (merge preview).
 Then print the table (target, kinds, nodes, GPUs per node, processes per node,
 world size), one line per target of what the operators create, and every
@@ -21,11 +22,10 @@ import time
 from . import Parser, run
 from .. import findings as F
 from .. import summary, targets, versions
-from ..cli.validate import target_trainer_version
 from ..expand import expand_documents, summary_line
 from ..lint import config as lint_config
 from ..lint import lint_target
-from ..render import render_all
+from ..render import helm_lint, render_all
 from ..report import text as text_report
 from ..validate import validate_documents
 
@@ -47,7 +47,8 @@ def main(argv=None) -> int:
         problems.extend(r.findings)
         if not r.ok:
             continue
-        trainer = target_trainer_version(r.target) or versions.TRAINER_DEFAULT
+        problems.extend(helm_lint(r.target))
+        trainer = targets.trainer_version(r.target)
         problems.extend(validate_documents(r.documents, kubernetes_version=args.kubernetes_version,
                                            trainer_version=trainer))
         problems.extend(lint_target(r.target, r.documents, trainer_version=trainer, config=cfg))
