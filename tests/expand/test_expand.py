@@ -1,6 +1,5 @@
 """Merge preview: what each operator creates, field by field against the operators' rules."""
 import copy
-import json
 import subprocess
 import sys
 

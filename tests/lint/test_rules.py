@@ -1,5 +1,4 @@
 """Every rule has a bad and a good fixture: bad yields the rule, good does not."""
-from pathlib import Path
 
 import pytest
 

@@ -12,7 +12,7 @@ training-operator v1.8/v1.9 pkg/controller.v1/pytorch/envvar.go (PET_NNODES = re
 from ...findings import ERROR
 from ..pods import all_containers, as_int, command_line, gpu_count
 from ..pods import runtime_for
-from ._util import d, pytorchjobs
+from ._util import d
 
 ID = "launcher-args-mismatch"
 LEVEL = ERROR
