@@ -1,0 +1,160 @@
+"""scripts/image.py (make image): the buildx command it runs, and one line + exit 3 without an engine.
+
+No Docker engine runs here: the tests put a fake `docker` first on PATH (or
+none at all) and look at what the script asked it to do.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import IMAGE_SCRIPT, ROOT
+from kdt import versions
+
+FAKE_DOCKER = """#!/bin/sh
+# A stand-in for the docker CLI: logs each call, then behaves as FAKE_MODE says.
+printf '%s\\n' "$*" >> "$FAKE_LOG"
+case "$1 $2" in
+  "info "*) [ "$FAKE_MODE" = no-daemon ] && { echo "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker daemon running?" >&2; exit 1; }; echo "Server Version: 28.2.2"; exit 0 ;;
+  "buildx version") [ "$FAKE_MODE" = no-buildx ] && { echo "docker: unknown command: docker buildx" >&2; exit 1; }; echo "github.com/docker/buildx v0.24.0"; exit 0 ;;
+  "buildx build") [ "$FAKE_MODE" = build-fails ] && { echo "ERROR: failed to solve" >&2; exit 17; }; exit 0 ;;
+esac
+exit 0
+"""
+
+
+def bin_dir(tmp_path: Path, docker: bool) -> Path:
+    """A PATH folder holding git (the script tags from it) and, if asked, the fake docker."""
+    d = tmp_path / "bin"
+    d.mkdir()
+    git = shutil.which("git")
+    assert git, "git is needed to tag the image from the revision"
+    (d / "git").symlink_to(git)
+    if docker:
+        fake = d / "docker"
+        fake.write_text(FAKE_DOCKER)
+        fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    return d
+
+
+def run_script(tmp_path: Path, *args: str, docker: bool = True, mode: str = "ok", **env: str):
+    log = tmp_path / "docker.log"
+    environ = {"PATH": str(bin_dir(tmp_path, docker)), "HOME": str(tmp_path), "FAKE_LOG": str(log),
+               "FAKE_MODE": mode, **env}
+    proc = subprocess.run([sys.executable, str(IMAGE_SCRIPT), *args], cwd=ROOT, env=environ,
+                          capture_output=True, text=True, timeout=60)
+    calls = log.read_text().splitlines() if log.exists() else []
+    return proc, calls
+
+
+def git(*args: str) -> str:
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout.strip()
+
+
+def one_line(text: str) -> str:
+    lines = text.strip().splitlines()
+    assert len(lines) == 1, f"expected one line, got: {text!r}"
+    return lines[0]
+
+
+def test_no_docker_binary(tmp_path):
+    proc, calls = run_script(tmp_path, docker=False)
+    assert proc.returncode == 3
+    assert proc.stdout == ""
+    line = one_line(proc.stderr)
+    assert "no Docker engine" in line and "`docker` is not on PATH" in line
+    assert "Traceback" not in proc.stderr
+
+
+def test_no_daemon(tmp_path):
+    proc, calls = run_script(tmp_path, mode="no-daemon")
+    assert proc.returncode == 3
+    line = one_line(proc.stderr)
+    assert line.startswith("image: no Docker engine: `docker info` failed: Cannot connect to the Docker daemon")
+    assert calls == ["info"]   # it stopped before building
+
+
+def test_no_buildx(tmp_path):
+    proc, calls = run_script(tmp_path, mode="no-buildx")
+    assert proc.returncode == 3
+    assert "buildx plugin is missing" in one_line(proc.stderr)
+    assert not any(c.startswith("buildx build") for c in calls)
+
+
+def test_default_build_is_tagged_from_the_revision_and_loaded(tmp_path):
+    proc, calls = run_script(tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    build = [c for c in calls if c.startswith("buildx build")]
+    assert len(build) == 1
+    words = build[0].split()
+    short, full = git("rev-parse", "--short=12", "HEAD"), git("rev-parse", "HEAD")
+    tag = words[words.index("--tag") + 1]
+    assert tag in (f"{versions.IMAGE_REPOSITORY}:{short}", f"{versions.IMAGE_REPOSITORY}:{short}-dirty")
+    assert (tag.endswith("-dirty")) == bool(git("status", "--porcelain"))
+    assert words[words.index("--file") + 1] == "training/Dockerfile"
+    assert f"REVISION={full}" in words and f"VERSION={versions.IMAGE_TAG}" in words and "VARIANT=gpu" in words
+    assert "--load" in words and "--push" not in words
+    assert words[-1] == "."   # the context is the repo root (the script runs there)
+
+
+def test_image_push_and_target_from_the_environment(tmp_path):
+    proc, calls = run_script(tmp_path, IMAGE="registry.example.com:5000/ml/trainer:1.2.3", PUSH="1",
+                             TARGET="cpu", PLATFORM="linux/amd64")
+    assert proc.returncode == 0, proc.stderr
+    words = next(c for c in calls if c.startswith("buildx build")).split()
+    assert words[words.index("--tag") + 1] == "registry.example.com:5000/ml/trainer:1.2.3"
+    assert "--push" in words and "--load" not in words
+    assert "VARIANT=cpu" in words
+    assert words[words.index("--platform") + 1] == "linux/amd64"
+
+
+def test_image_without_tag_gets_the_revision_tag(tmp_path):
+    proc, calls = run_script(tmp_path, "--dry-run", IMAGE="registry.example.com:5000/ml/trainer", TARGET="cpu")
+    assert proc.returncode == 0
+    words = proc.stdout.split()
+    tag = words[words.index("--tag") + 1]
+    assert tag.startswith(f"registry.example.com:5000/ml/trainer:{git('rev-parse', '--short=12', 'HEAD')}")
+    assert tag.endswith("-cpu")
+    assert calls == []   # --dry-run needs no engine
+
+
+def test_build_failure_passes_its_exit_code(tmp_path):
+    proc, _ = run_script(tmp_path, mode="build-fails")
+    assert proc.returncode == 17
+    assert proc.stderr.strip().splitlines()[-1] == "image: docker buildx build failed (exit 17)"
+
+
+@pytest.mark.parametrize("env, message", [
+    ({"TARGET": "arm"}, "TARGET='arm': expected gpu or cpu"),
+    ({"PUSH": "maybe"}, "PUSH='maybe': expected 1 or 0"),
+    ({"PLATFORM": "linux/amd64,linux/arm64"}, "several platforms need PUSH=1"),
+    ({"IMAGE": "--push"}, "not an image reference"),
+])
+def test_bad_settings_are_one_line_exit_2(tmp_path, env, message):
+    proc, calls = run_script(tmp_path, **env)
+    assert proc.returncode == 2
+    assert message in one_line(proc.stderr)
+    assert calls == []
+
+
+def test_flags_win_over_the_environment(tmp_path):
+    proc, _ = run_script(tmp_path, "--dry-run", "--target", "cpu", "--image", "a/b:c", TARGET="gpu", IMAGE="x/y:z")
+    assert proc.returncode == 0
+    assert "VARIANT=cpu" in proc.stdout and "--tag a/b:c" in proc.stdout
+
+
+def test_help(tmp_path):
+    proc, _ = run_script(tmp_path, "--help")
+    assert proc.returncode == 0 and "docker buildx" in proc.stdout and "PUSH" in proc.stdout
+
+
+def test_repository_is_the_one_the_manifests_name():
+    """The default IMAGE is the repository components/image rewrites `trainer` to."""
+    text = (ROOT / "components" / "image" / "kustomization.yaml").read_text()
+    assert f"newName: {versions.IMAGE_REPOSITORY}" in text
+    assert os.path.basename(versions.IMAGE_REPOSITORY) == "trainer"
