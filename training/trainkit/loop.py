@@ -1,0 +1,330 @@
+"""The training loop shared by the samples: resume, step, checkpoint, preempt, finish."""
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+import signal
+import threading
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+import torch.distributed as dist
+
+from .checkpoint import CheckpointManager
+from .dist import DistEnv, rng_state, set_rng_state
+from .log import log
+from .sampler import Batch, ElasticSampler
+
+PREEMPT_EXIT_CODE = 143   # 128 + SIGTERM: non-zero so the torchrun agent restarts the group
+TERM_GRACE_ENV = "TRAINKIT_TERM_GRACE"
+
+
+class PreemptionHandler:
+    """SIGTERM/SIGINT set a flag; the loop agrees on it across ranks at the next step boundary,
+    saves a checkpoint and exits with 143. A watchdog ends the process if that takes longer than
+    the grace period (default 25 s, below the 30 s after which torchrun and the kubelet SIGKILL)."""
+
+    def __init__(self, rank: int):
+        self.rank = rank
+        self.requested = False
+        self.signal_name = None
+        self.grace = float(os.environ.get(TERM_GRACE_ENV, "25"))
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, self._handle)
+
+    def _handle(self, signum, frame):
+        if self.requested:
+            return
+        self.requested = True
+        self.signal_name = signal.Signals(signum).name
+        log("STOP", rank=self.rank, signal=self.signal_name, action="save-and-exit", grace_s=self.grace)
+        timer = threading.Timer(self.grace, self._expire)
+        timer.daemon = True
+        timer.start()
+
+    def _expire(self):
+        log("STOP", rank=self.rank, action="grace-expired", exit=PREEMPT_EXIT_CODE)
+        os._exit(PREEMPT_EXIT_CODE)
+
+
+def _tensor_bytes(t: torch.Tensor) -> bytes:
+    t = t.detach().to("cpu").contiguous()
+    return t.reshape(-1).view(torch.uint8).numpy().tobytes()
+
+
+def full_state_dict(model: torch.nn.Module) -> dict:
+    """Unsharded model state with canonical names (no ``module.`` prefixes); a collective under FSDP."""
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
+    return get_model_state_dict(model, options=StateDictOptions(full_state_dict=True))
+
+
+def weights_digest(model: torch.nn.Module) -> str:
+    """sha256 over (name, dtype, shape, bytes) of every tensor of the full state, sorted by name.
+
+    Identical on every rank and independent of DDP/FSDP wrapping.
+    """
+    sd = full_state_dict(model)
+    h = hashlib.sha256()
+    for name in sorted(sd):
+        t = sd[name]
+        if hasattr(t, "full_tensor"):
+            t = t.full_tensor()
+        h.update(name.encode())
+        h.update(str(t.dtype).encode())
+        h.update(repr(tuple(t.shape)).encode())
+        h.update(_tensor_bytes(t))
+    return h.hexdigest()
+
+
+def _serialize(obj) -> bytes:
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    return buf.getvalue()
+
+
+@dataclass
+class TrainResult:
+    step: int
+    epoch: int
+    final_loss: float
+    weights_sha256: str
+    resumed_from: int
+
+
+class Trainer:
+    """Runs ``step_fn`` over an :class:`ElasticSampler` with checkpoints and resume.
+
+    ``step_fn(batch)`` does forward and backward for this rank's ``batch.indices``
+    and returns the *sum* of the per-sample losses (a float or 0-d tensor). It
+    must scale what it back-propagates by ``world_size / batch.global_count``,
+    so that averaged gradients are the exact mean over the global step, however
+    unevenly a short last step is split. ``eval_fn(epoch)`` (optional) returns a
+    dict of metrics logged in the ``[EPOCH]`` line.
+
+    ``mode="ddp"``: ``raw_model`` is the unwrapped module, rank 0 writes whole
+    state files. ``mode="fsdp"``: ``model`` is an FSDP2 module, saved and loaded
+    with DCP ``get_state_dict``/``set_state_dict`` (sharded).
+    """
+
+    def __init__(self, env: DistEnv, args, *, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
+                 sampler: ElasticSampler, step_fn: Callable[[Batch], float], mode: str = "ddp",
+                 raw_model: torch.nn.Module | None = None, scheduler=None, scheduler_interval: str = "step",
+                 eval_fn: Callable[[int], dict] | None = None, name: str = "train"):
+        if mode not in ("ddp", "fsdp"):
+            raise ValueError(mode)
+        self.env, self.args, self.model, self.optimizer = env, args, model, optimizer
+        self.sampler, self.step_fn, self.mode = sampler, step_fn, mode
+        self.raw_model = raw_model if raw_model is not None else model
+        self.scheduler, self.scheduler_interval = scheduler, scheduler_interval
+        self.eval_fn, self.name = eval_fn, name
+        self.step = 0
+        self.last_loss = float("nan")
+        self.last_eval: dict = {}
+        self.resumed_from = 0
+        self.last_saved_step = -1
+        self.ckpt_blocking_s = 0.0
+        self.audit = args.audit_samples
+        n = sampler.num_samples
+        self.seen_committed = torch.zeros(n, dtype=torch.int32) if self.audit else None
+        self.seen_local = torch.zeros(n, dtype=torch.int32) if self.audit else None
+        self.preempt = PreemptionHandler(env.rank)
+        self.ckpt = None
+        if args.checkpoint_dir:
+            pg = None
+            if env.world_size > 1 and (mode == "fsdp" or env.device.type == "cuda"):
+                # A group of its own for checkpoint coordination: asynchronous DCP saves run their
+                # collectives in a background thread, which must never interleave with the training
+                # collectives on the default group. gloo, so that it works on CPU state (and GPUs).
+                pg = dist.new_group(backend="gloo")
+            self.ckpt = CheckpointManager(
+                args.checkpoint_dir, rank=env.rank, world_size=env.world_size, keep_last=args.keep_last,
+                mode="single" if mode == "ddp" else "dcp", async_save=args.async_checkpoint, process_group=pg)
+
+    # -- state -------------------------------------------------------------
+    def _trainer_state(self, rng_all: list) -> dict:
+        return {
+            "format": 1, "name": self.name, "step": self.step, "sampler": self.sampler.state_dict(),
+            "world_size": self.env.world_size, "rng": rng_all, "last_loss": self.last_loss,
+            "last_eval": self.last_eval, "seed": self.args.seed,
+            "scheduler": self.scheduler.state_dict() if self.scheduler is not None else None,
+            "audit": self.seen_committed.clone() if self.audit else None,
+        }
+
+    def _all_gather_object(self, obj) -> list:
+        if self.env.world_size == 1:
+            return [obj]
+        out = [None] * self.env.world_size
+        dist.all_gather_object(out, obj)
+        return out
+
+    def save(self, sync: bool = False, reason: str = "interval") -> None:
+        if self.ckpt is None or self.last_saved_step == self.step:
+            return
+        t0 = time.perf_counter()
+        rng_all = self._all_gather_object(rng_state(self.env.device))
+        if self.audit:
+            self._audit_sync()
+        files = {}
+        if self.env.rank == 0:
+            files["trainer.pt"] = _serialize(self._trainer_state(rng_all))
+        meta = {"epoch": self.sampler.epoch, "consumed": self.sampler.consumed, "reason": reason,
+                "loss": self.last_loss}
+        if self.mode == "ddp":
+            if self.env.rank == 0:
+                files["model_optim.pt"] = _serialize({"model": self.raw_model.state_dict(),
+                                                      "optim": self.optimizer.state_dict()})
+            blocking = self.ckpt.save(self.step, files, meta, sync=sync, t_start=t0)
+        else:
+            from torch.distributed.checkpoint.state_dict import get_state_dict
+            model_sd, optim_sd = get_state_dict(self.model, self.optimizer)
+            blocking = self.ckpt.save(self.step, files, meta, dcp_state={"model": model_sd, "optim": optim_sd},
+                                      sync=sync, t_start=t0)
+        self.ckpt_blocking_s += blocking
+        self.last_saved_step = self.step
+
+    def resume(self) -> None:
+        env = self.env
+        if self.ckpt is None:
+            torch.manual_seed(self.args.seed * 1000 + env.rank)
+            log("RESUME", rank=env.rank, source="none", reason="no --checkpoint-dir", step=0)
+            return
+        self.ckpt.start_fresh_incarnation()
+        info = self.ckpt.find_latest()
+        if info is None:
+            torch.manual_seed(self.args.seed * 1000 + env.rank)
+            log("RESUME", rank=env.rank, source="none", reason="no complete checkpoint", step=0,
+                restart=env.restart_count)
+            return
+        t0 = time.perf_counter()
+        state = torch.load(info.path / "trainer.pt", map_location="cpu", weights_only=False)
+        if self.mode == "ddp":
+            mo = torch.load(info.path / "model_optim.pt", map_location=env.device, weights_only=True)
+            self.raw_model.load_state_dict(mo["model"])
+            self.optimizer.load_state_dict(mo["optim"])
+        else:
+            import torch.distributed.checkpoint as dcp
+            from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
+            model_sd, optim_sd = get_state_dict(self.model, self.optimizer)
+            sd = {"model": model_sd, "optim": optim_sd}
+            dcp.load(sd, checkpoint_id=str(info.path / "dcp"), process_group=self.ckpt.process_group)
+            set_state_dict(self.model, self.optimizer, model_state_dict=sd["model"], optim_state_dict=sd["optim"])
+        if self.scheduler is not None and state["scheduler"] is not None:
+            self.scheduler.load_state_dict(state["scheduler"])
+        self.sampler.load_state_dict(state["sampler"])
+        self.step = self.resumed_from = self.last_saved_step = int(state["step"])
+        self.last_loss = float(state["last_loss"])
+        self.last_eval = dict(state.get("last_eval") or {})
+        if self.audit and state.get("audit") is not None:
+            self.seen_committed.copy_(state["audit"])
+        saved_ws = int(state["world_size"])
+        if saved_ws == env.world_size:
+            set_rng_state(state["rng"][env.rank], env.device)
+            rng = "restored"
+        else:
+            # Another world size: per-rank streams cannot be mapped; derive fresh ones.
+            torch.manual_seed(self.args.seed * 1000 + self.step * 7919 + env.rank)
+            rng = "reseeded"
+        log("RESUME", rank=env.rank, source=str(info.path), step=self.step, epoch=self.sampler.epoch,
+            consumed=self.sampler.consumed, world_size=env.world_size, saved_world_size=saved_ws,
+            rng=rng, restart=env.restart_count, load_s=round(time.perf_counter() - t0, 4))
+
+    # -- audit -------------------------------------------------------------
+    def _audit_sync(self) -> None:
+        if self.env.world_size > 1:
+            dist.all_reduce(self.seen_local)
+        self.seen_committed += self.seen_local
+        self.seen_local.zero_()
+
+    # -- loop --------------------------------------------------------------
+    def finished(self) -> bool:
+        if self.args.max_steps and self.step >= self.args.max_steps:
+            return True
+        return self.sampler.epoch >= self.args.epochs
+
+    def run(self) -> TrainResult:
+        env, args = self.env, self.args
+        self.resume()
+        t_start = time.perf_counter()
+        steps_run = 0
+        every = args.checkpoint_every
+        try:
+            while not self.finished():
+                t0 = time.perf_counter()
+                batch = self.sampler.next_batch(env.rank, env.world_size)
+                self.model.train()
+                self.optimizer.zero_grad(set_to_none=True)
+                loss_sum = self.step_fn(batch)
+                self.optimizer.step()
+                if self.scheduler is not None and self.scheduler_interval == "step":
+                    self.scheduler.step()
+                self.step += 1
+                steps_run += 1
+                if args.step_sleep > 0:
+                    time.sleep(args.step_sleep)
+                if self.audit and batch.indices:
+                    self.seen_local[torch.tensor(batch.indices)] += 1
+                red = torch.tensor([float(loss_sum), 1.0 if self.preempt.requested else 0.0],
+                                   dtype=torch.float64, device=env.device)
+                if env.world_size > 1:
+                    dist.all_reduce(red)
+                self.last_loss = red[0].item() / batch.global_count
+                stop = red[1].item() > 0
+                done = self.finished()
+                if env.rank == 0 and (self.step % max(1, args.log_every) == 0 or steps_run == 1 or done):
+                    lr = self.optimizer.param_groups[0]["lr"]
+                    log("TRAIN", rank=0, step=self.step, epoch=batch.epoch, loss=round(self.last_loss, 6),
+                        lr=float(f"{lr:.6g}"), step_s=round(time.perf_counter() - t0, 4),
+                        world_size=env.world_size)
+                epoch_end = self.sampler.epoch_done
+                if epoch_end:
+                    self._end_epoch()
+                    done = self.finished()
+                if self.ckpt is not None and (stop or epoch_end or done or (every > 0 and self.step % every == 0)):
+                    self.save(sync=stop or done, reason="sigterm" if stop else "epoch" if epoch_end
+                              else "final" if done else "interval")
+                if stop and not done:
+                    if self.ckpt is not None:
+                        self.ckpt.wait()
+                    log("STOP", rank=env.rank, step=self.step, action="exit", exit=PREEMPT_EXIT_CODE,
+                        saved=self.ckpt is not None)
+                    os._exit(PREEMPT_EXIT_CODE)
+            if self.ckpt is not None:
+                self.save(sync=True, reason="final")
+                self.ckpt.wait()
+        except BaseException:
+            # A peer died: finish a rank-0 whole-file write already in flight (no collectives
+            # needed), so that the restart loses as little as possible; then fail.
+            if self.ckpt is not None and self.mode == "ddp" and env.rank == 0 and self.ckpt._thread is not None:
+                self.ckpt._thread.join(timeout=10)
+            raise
+        digest = weights_digest(self.model)
+        train_s = time.perf_counter() - t_start
+        log("DONE", rank=env.rank, step=self.step, epoch=self.sampler.epoch, final_loss=self.last_loss,
+            weights_sha256=digest, resumed_from=self.resumed_from, restart=env.restart_count,
+            world_size=env.world_size, steps_run=steps_run, train_s=round(train_s, 3),
+            ckpt_blocking_s=round(self.ckpt_blocking_s, 4),
+            **{k: v for k, v in self.last_eval.items()})
+        if env.world_size > 1:
+            dist.barrier()
+        return TrainResult(self.step, self.sampler.epoch, self.last_loss, digest, self.resumed_from)
+
+    def _end_epoch(self) -> None:
+        ended = self.sampler.epoch
+        fields = {}
+        if self.audit:
+            self._audit_sync()
+            fields["audit_min"] = int(self.seen_committed.min())
+            fields["audit_max"] = int(self.seen_committed.max())
+            fields["audit_exact"] = bool(fields["audit_min"] == 1 and fields["audit_max"] == 1)
+            self.seen_committed.zero_()
+        self.sampler.end_epoch()
+        if self.scheduler is not None and self.scheduler_interval == "epoch":
+            self.scheduler.step()
+        if self.eval_fn is not None:
+            self.last_eval = dict(self.eval_fn(ended))
+            fields.update(self.last_eval)
+        if self.env.rank == 0:
+            log("EPOCH", rank=0, epoch=ended, step=self.step, loss=round(self.last_loss, 6), **fields)
