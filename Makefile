@@ -9,12 +9,12 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 # pytest workers: the suite is mostly subprocesses (kubectl, helm, torchrun).
 PYTEST_WORKERS ?= 2
 
-.PHONY: help venv preview render validate lint merge-preview diff chart test bench image lock clean
+.PHONY: help venv preview render validate lint merge-preview diff chart schemas test bench image lock clean
 
 help:
 	@echo "make preview        render, validate and lint every target; print the summary table"
 	@echo "make test           run the test suite"
-	@echo "make render|validate|lint|merge-preview|diff [BASE=ref]|image|bench"
+	@echo "make render|validate|lint|merge-preview|chart|schemas|diff [BASE=ref]|image|bench"
 
 $(STAMP): requirements.lock scripts/bootstrap.py
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -45,6 +45,20 @@ chart: $(STAMP)
 	for f in charts/trainer/ci/*.yaml; do $(VENV)/bin/helm lint --strict charts/trainer -f $$f || exit 1; done
 	$(PY) scripts/gen_chart_readme.py --check
 	$(VENV)/bin/helm package charts/trainer --destination dist/
+
+# Regenerate the Kubeflow / JobSet JSON schemas from the official API packages (a test fails when they are stale).
+schemas: $(STAMP)
+	$(PY) scripts/kdt/schemas/generate.py
+
+# The training image (docs/image.md): docker buildx, tag from the git revision; IMAGE=, PUSH=1, TARGET=gpu|cpu.
+# Standard library only, so no .venv is needed. Without a Docker engine it says so and exits non-zero.
+image:
+	IMAGE="$(IMAGE)" PUSH="$(PUSH)" TARGET="$(TARGET)" PLATFORM="$(PLATFORM)" $(PYTHON) scripts/image.py
+
+# Benchmarks: they print measured figures and ratios (not part of make test).
+bench: $(STAMP)
+	$(PY) bench/validate.py
+	$(PY) bench/recovery.py
 
 # make diff BASE=<ref>  (default: the merge base with main, against the working tree)
 diff: $(STAMP)
