@@ -70,9 +70,9 @@ def summary_line(target: str, expanded: list[Expanded]) -> str:
     parts = []
     pods = [e for e in expanded if e.kind == "Pod"]
     if pods:
-        by_source: dict[str, list[Expanded]] = {}
+        by_source: dict[tuple, list[Expanded]] = {}
         for e in pods:
-            by_source.setdefault(e.source.name, []).append(e)
+            by_source.setdefault((e.source.file, e.source.index, e.source.name), []).append(e)
         for items in by_source.values():
             names = ", ".join(e.name for e in items)
             env = _env(items[0].obj, TO1.CONTAINER_NAME if items[0].source.kind == TO1.KIND else None)
