@@ -129,10 +129,15 @@ def byt5_tokenizer():
 
 
 def _usable(tokenizer) -> bool:
-    """from_pretrained can quietly hand back an empty tokenizer offline; check it really encodes."""
+    """from_pretrained can quietly hand back an empty tokenizer offline (only special tokens, every
+    word <unk>); check that text survives an encode/decode round trip."""
+    probe = "a quick check of 42 words"
     try:
-        ids = tokenizer("a quick check", add_special_tokens=False)["input_ids"]
-        return len(tokenizer) > 0 and len(ids) > 0
+        ids = tokenizer(probe, add_special_tokens=False)["input_ids"]
+        if not ids or (tokenizer.unk_token_id is not None and tokenizer.unk_token_id in ids):
+            return False
+        back = tokenizer.decode(ids, skip_special_tokens=True)
+        return back.replace(" ", "") == probe.replace(" ", "")
     except Exception:  # noqa: BLE001
         return False
 
