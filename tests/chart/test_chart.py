@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 import gen_chart_readme
-from conftest import CHART, CI, ROOT, ci_files, helm, keyed, template, template_docs
+from chart_support import CHART, CI, ROOT, ci_files, helm, keyed, template, template_docs
 from kdt import lint, targets as T, versions
 from kdt.targets import target_trainer_version
 from kdt.render import render

@@ -10,7 +10,7 @@ import copy
 
 import pytest
 
-from conftest import CI, ROOT, ci_files, differences, keyed, overlays, strip_helm_own
+from chart_support import CI, ROOT, ci_files, differences, keyed, overlays, strip_helm_own
 from kdt import render as R
 from kdt import targets as T
 

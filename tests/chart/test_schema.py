@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from conftest import CHART, template
+from chart_support import CHART, template
 
 SCHEMA_HEAD = "values don't meet the specifications of the schema(s)"
 

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import IMAGE_SCRIPT, ROOT
+from image_support import IMAGE_SCRIPT, ROOT
 from kdt import versions
 
 FAKE_DOCKER = """#!/bin/sh

@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import DOCKERFILE, ROOT
+from image_support import DOCKERFILE, ROOT
 from image_layout import writable
 from kdt import versions
 from kdt.paths import venv_bin

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from image_support import ROOT
 from image_layout import Layout, writable
 from kdt import versions
 from kdt.documents import Document, load_stream

@@ -1,14 +1,2 @@
-import sys
-from pathlib import Path
-
-import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "scripts"))
-
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
-
-
-@pytest.fixture
-def root():
-    return ROOT
+"""Fixtures of tests/lint live in lint_support.py, importable by name (every conftest is module `conftest`, so tests must not import from it)."""
+from lint_support import *  # noqa: F401,F403

@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from conftest import FIXTURES, ROOT
+from lint_support import FIXTURES, ROOT
 from kdt.documents import load_stream
 from kdt.errors import UsageError
 from kdt.lint import IGNORE_ANNOTATION_PREFIX, lint_documents

@@ -2,7 +2,7 @@
 
 import pytest
 
-from conftest import FIXTURES
+from lint_support import FIXTURES
 from kdt import targets as T
 from kdt.documents import load_paths
 from kdt.findings import ERROR, WARNING
