@@ -49,16 +49,7 @@ def infer_version(trainjob: dict) -> str:
     return versions.TRAINER_DEFAULT
 
 
-def find_runtime(job: Document, docs: list[Document]) -> Document | None:
-    ref = (job.data.get("spec") or {}).get("runtimeRef") or {}
-    kind = ref.get("kind") or TV2.DEFAULT_RUNTIME_KIND
-    name = ref.get("name")
-    for d in docs:
-        if d.kind == kind and d.group == TV2.GROUP and d.name == name:
-            if kind == TV2.TRAINING_RUNTIME and (d.namespace or "") != (job.namespace or ""):
-                continue
-            return d
-    return None
+find_runtime = TV2.find_runtime   # one resolution rule for lint and preview
 
 
 def num_proc_per_node(value, resources) -> tuple[str, str]:

@@ -127,14 +127,8 @@ def runtimes(docs: list[Document]) -> dict[tuple[str, str, str], Document]:
 
 
 def runtime_for(job: Document, docs: list[Document]) -> Document | None:
-    ref = _d(job.get(("spec", "runtimeRef")))
-    kind = ref.get("kind") or TV2.DEFAULT_RUNTIME_KIND
-    ns = job.namespace if kind == TV2.TRAINING_RUNTIME else ""
-    table = runtimes(docs)
-    hit = table.get((kind, ns, str(ref.get("name", ""))))
-    if hit is None and kind == TV2.TRAINING_RUNTIME and not ns:
-        hit = next((d for (k, _, n), d in table.items() if k == kind and n == ref.get("name")), None)
-    return hit
+    """The runtime a TrainJob refers to (kdt.operators.trainer_v2.find_runtime)."""
+    return TV2.find_runtime(job, docs)
 
 
 def runtime_jobs(runtime: Document) -> list[dict]:
@@ -151,42 +145,23 @@ def is_workload(doc: Document) -> bool:
 
 
 def trainer_pod(job: Document, runtime: Document) -> tuple[dict, dict] | None:
-    """(pod spec, node container) of the trainer as the TrainJob runs it, roughly.
+    """(pod spec, node container) of the trainer as the operator will run it.
 
-    The runtime's `node` job with the TrainJob's overrides (2.1 podTemplateOverrides
-    targeting `node`, 2.2+ runtimePatches of the `node` job) merged in: volumes,
-    volumeMounts and env appended, and spec.trainer's command/args/env/resources.
-    Enough for rules that ask "is X mounted / set"; the merge preview computes
-    the exact object.
+    The merge preview's own expansion (kdt.expand.trainer_v2): the runtime's
+    `node` job with the TrainJob's overrides or patches and spec.trainer applied.
+    None when the TrainJob cannot be expanded (other rules report why).
     """
-    node_job = next((j for j in runtime_jobs(runtime) if j.get("name") == TV2.NODE), None)
-    if node_job is None:
-        return None
-    ps = _d(_d(_d(_d(node_job.get("template")).get("spec")).get("template")).get("spec"))
-    node = next((c for c in _l(ps.get("containers")) if _d(c).get("name") == TV2.NODE), None)
-    if node is None:
-        return None
-    ps = dict(ps, volumes=list(_l(ps.get("volumes"))))
-    node = dict(node, volumeMounts=list(_l(node.get("volumeMounts"))), env=list(_l(node.get("env"))))
-    overrides: list[dict] = []
-    for o in _l(job.get(("spec", "podTemplateOverrides"))):
-        if any(_d(t).get("name") == TV2.NODE for t in _l(_d(o).get("targetJobs"))):
-            overrides.append(_d(_d(o).get("spec")))
-    for p in _l(job.get(("spec", "runtimePatches"))):
-        for rj in _l(_d(_d(_d(_d(p).get("trainingRuntimeSpec")).get("template")).get("spec")).get("replicatedJobs")):
-            if _d(rj).get("name") == TV2.NODE:
-                overrides.append(_d(_d(_d(_d(_d(rj).get("template")).get("spec")).get("template")).get("spec")))
-    for o in overrides:
-        ps["volumes"] += _l(o.get("volumes"))
-        for c in _l(o.get("containers")):
-            if _d(c).get("name") == TV2.NODE:
-                node["volumeMounts"] += _l(_d(c).get("volumeMounts"))
-                node["env"] += _l(_d(c).get("env"))
-    trainer = _d(job.get(("spec", "trainer")))
-    node["env"] += _l(trainer.get("env"))
-    for key in ("command", "args", "image"):
-        if trainer.get(key):
-            node[key] = trainer[key]
-    if trainer.get("resourcesPerNode"):
-        node["resources"] = trainer["resourcesPerNode"]
-    return ps, node
+    from ..expand import trainer_v2 as expand_trainer
+    from ..expand.model import Loader
+    expanded, _ = expand_trainer.expand(job, [job, runtime], Loader())
+    for e in expanded:
+        if e.kind != "JobSet":
+            continue
+        for rjob in _l(_d(e.obj.get("spec")).get("replicatedJobs")):
+            if _d(rjob).get("name") != TV2.NODE:
+                continue
+            ps = _d(_d(_d(_d(rjob).get("template")).get("spec")).get("template")).get("spec")
+            ps = _d(ps)
+            node = next((c for c in _l(ps.get("containers")) if _d(c).get("name") == TV2.NODE), None)
+            return (ps, node) if node is not None else None
+    return None

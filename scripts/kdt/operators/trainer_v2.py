@@ -102,3 +102,23 @@ def master_address(trainjob: str) -> str:
 def reserved_env_applies(command) -> bool:
     """The reserved-env check is skipped for the torchtune entrypoint (plugins/torch/torch.go)."""
     return list(command or []) != TORCHTUNE_ENTRYPOINT
+
+
+def find_runtime(job, docs):
+    """The runtime document a TrainJob's `runtimeRef` names among `docs`, or None.
+
+    kind defaults to ClusterTrainingRuntime (cluster-scoped: matched by name);
+    a TrainingRuntime must be in the TrainJob's namespace, and a TrainJob with no
+    namespace (kubectl puts both in the current one) matches any namespace.
+    (trainer v2.3.0 pkg/apis/trainer/v1alpha1/trainjob_types.go RuntimeRef defaults.)
+    `job` and `docs` are kdt.documents.Document objects.
+    """
+    spec = job.data.get("spec") if isinstance(job.data.get("spec"), dict) else {}
+    ref = spec.get("runtimeRef") if isinstance(spec.get("runtimeRef"), dict) else {}
+    kind = ref.get("kind") or DEFAULT_RUNTIME_KIND
+    name = str(ref.get("name", ""))
+    candidates = [d for d in docs if d.kind == kind and d.group == GROUP and d.name == name]
+    if kind == TRAINING_RUNTIME:
+        same_ns = [d for d in candidates if (d.namespace or "") == (job.namespace or "")]
+        candidates = same_ns or (candidates if not job.namespace else [])
+    return candidates[0] if candidates else None
