@@ -94,6 +94,12 @@ def test_ddp_has_one_explicit_master_and_takes_nodes_from_the_operator():
     for rtype in specs:
         c = container(specs[rtype]["template"]["spec"], "pytorch")
         assert "--rdzv-endpoint=$(PET_MASTER_ADDR):$(PET_MASTER_PORT)" in c["command"]
+        # the c10d store is pinned to the master: the only pod whose torchrun hosts it
+        conf = next(a for a in c["command"] if a.startswith("--rdzv-conf="))
+        assert conf.startswith("--rdzv-conf=is_host=$(RDZV_IS_HOST),")
+        env = {e["name"]: e.get("value") for e in c["env"]}
+        assert env["RDZV_IS_HOST"] == ("true" if rtype == "Master" else "false")
+        assert env["TORCH_DISABLE_SHARE_RDZV_TCP_STORE"] == "1"
 
 
 def test_elastic_is_worker_only_with_sane_bounds():
