@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MNIST_ARGS, SMOKE_ARGS, T5_ARGS, assert_resumes_were_complete, final_result, free_port
+from training_harness import MNIST_ARGS, SMOKE_ARGS, T5_ARGS, assert_resumes_were_complete, final_result, free_port
 
 pytestmark = pytest.mark.timeout(240)
 

@@ -10,7 +10,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from conftest import MNIST_ARGS, PYTHON, SMOKE_ARGS, T5_ARGS, TRAINING, base_env, final_result, free_port
+from training_harness import MNIST_ARGS, PYTHON, SMOKE_ARGS, T5_ARGS, TRAINING, base_env, final_result, free_port
 
 pytestmark = pytest.mark.timeout(240)
 

@@ -3,15 +3,13 @@ keep-N, resume selection, the elastic sampler and the weights digest."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import textwrap
 
 import pytest
 import torch
 
-from conftest import PYTHON, TRAINING, base_env
+from training_harness import PYTHON, TRAINING, base_env
 
 from trainkit import checkpoint as ck
 from trainkit.log import format_line, parse_line

@@ -5,7 +5,9 @@ import hashlib
 import io
 import os
 import signal
+import sys
 import threading
+import traceback
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -262,8 +264,6 @@ class Trainer:
                     self.scheduler.step()
                 self.step += 1
                 steps_run += 1
-                if args.step_sleep > 0:
-                    time.sleep(args.step_sleep)
                 if self.audit and batch.indices:
                     self.seen_local[torch.tensor(batch.indices)] += 1
                 red = torch.tensor([float(loss_sum), 1.0 if self.preempt.requested else 0.0],
@@ -291,15 +291,23 @@ class Trainer:
                     log("STOP", rank=env.rank, step=self.step, action="exit", exit=PREEMPT_EXIT_CODE,
                         saved=self.ckpt is not None)
                     os._exit(PREEMPT_EXIT_CODE)
+                if args.step_sleep > 0 and not done:
+                    time.sleep(args.step_sleep)    # drills only; not counted in step_s
             if self.ckpt is not None:
                 self.save(sync=True, reason="final")
                 self.ckpt.wait()
-        except BaseException:
-            # A peer died: finish a rank-0 whole-file write already in flight (no collectives
-            # needed), so that the restart loses as little as possible; then fail.
+        except Exception as exc:
+            # Typically a peer died and a collective failed. Finish a rank-0 whole-file write already
+            # in flight (it needs no collectives), so that the restart loses as little as possible,
+            # then exit at once: the agent restarts the group as soon as this process is gone, and a
+            # normal interpreter shutdown (or destroy_process_group with a dead peer) can take seconds.
             if self.ckpt is not None and self.mode == "ddp" and env.rank == 0 and self.ckpt._thread is not None:
                 self.ckpt._thread.join(timeout=10)
-            raise
+            traceback.print_exc()
+            log("STOP", rank=env.rank, step=self.step, action="exit", reason="error",
+                error=f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}", exit=1)
+            sys.stderr.flush()
+            os._exit(1)
         digest = weights_digest(self.model)
         train_s = time.perf_counter() - t_start
         log("DONE", rank=env.rank, step=self.step, epoch=self.sampler.epoch, final_loss=self.last_loss,
