@@ -61,6 +61,9 @@ def parse_args(argv=None):
                    help="extra seconds per step so kills land mid-run (not counted in step time; default 0.02)")
     p.add_argument("--max-restarts", type=int, default=5)
     p.add_argument("--trial-timeout", type=float, default=150, help="a trial running longer is a hang (default 150 s)")
+    p.add_argument("--rdzv-poll", type=float, default=None,
+                   help="launch with training/trainkit/torchrun.py, which polls the rendezvous store every "
+                        "RDZV_POLL s instead of torch's hard-coded 1 s (default: plain torchrun)")
     p.add_argument("--untuned", action="store_true",
                    help="plain torchrun: shared rendezvous store, default rdzv timeouts (to compare)")
     p.add_argument("--out", default="out/bench-recovery", help="folder for the PNG, the JSON and the logs")
@@ -141,6 +144,8 @@ def run_trial(i: int, args, workdir: Path) -> dict:
                TRAINKIT_PG_TIMEOUT="60")
     for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
         env.pop(k, None)
+    if args.rdzv_poll is not None:
+        env["TRAINKIT_RDZV_POLL"] = str(args.rdzv_poll)
     if args.untuned:
         env.pop("TORCH_DISABLE_SHARE_RDZV_TCP_STORE", None)
     else:
@@ -148,7 +153,9 @@ def run_trial(i: int, args, workdir: Path) -> dict:
     nodes = []
     for name, host in (("nodeA", True), ("nodeB", False)):
         conf = [f"is_host={'true' if host else 'false'}"] + ([] if args.untuned else [TUNED_RDZV])
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--nnodes=1:2", "--nproc-per-node=1",
+        launcher = ["-m", "torch.distributed.run"] if args.rdzv_poll is None else \
+            [str(TRAINING / "trainkit" / "torchrun.py")]
+        cmd = [sys.executable, *launcher, "--nnodes=1:2", "--nproc-per-node=1",
                f"--max-restarts={args.max_restarts}", "--monitor-interval=0.1", "--rdzv-backend=c10d",
                f"--rdzv-endpoint=127.0.0.1:{port}", f"--rdzv-id=bench{i}", f"--rdzv-conf={','.join(conf)}",
                "--local-addr=127.0.0.1", str(TRAINING / script), *sample_args,
@@ -298,7 +305,8 @@ def main(argv=None) -> int:
     total = time.time() - t_start
     report = {"args": vars(args), "total_s": total, "trials": trials, "summary": {}}
     lines = [f"recovery benchmark: sample={args.sample} trials={args.trials} kills={args.kills} "
-             f"checkpoint_every={args.checkpoint_every} {'UNTUNED' if args.untuned else 'tuned'} "
+             f"checkpoint_every={args.checkpoint_every} {'UNTUNED' if args.untuned else 'tuned'}"
+             f"{'' if args.rdzv_poll is None else f' rdzv_poll={args.rdzv_poll}s'} "
              f"({total:.0f} s)"]
     for kind in dict.fromkeys(k["kind"] for t in trials for k in t["kills"]):
         rec = [k["recovery_s"] for t in trials for k in t["kills"] if k["kind"] == kind and "recovery_s" in k]

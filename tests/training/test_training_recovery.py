@@ -22,9 +22,10 @@ FAST_CONF = "last_call_timeout=2,keep_alive_interval=1,keep_alive_max_attempt=2"
 FIXED_CONF = "last_call_timeout=30,keep_alive_interval=1,keep_alive_max_attempt=2"
 
 
-def elastic_pair(cluster, sample, args, ckpt, conf, env=None):
+def elastic_pair(cluster, sample, args, ckpt, conf, env=None, fast_poll=False):
     port = free_port()
-    common = dict(nnodes="1:2", nproc=1, rdzv_port=port, rdzv_conf=conf, max_restarts=3, env=env)
+    common = dict(nnodes="1:2", nproc=1, rdzv_port=port, rdzv_conf=conf, max_restarts=3, env=env,
+                  fast_poll=fast_poll)
     a = cluster.start("nodeA", sample, [*args, "--checkpoint-dir", str(ckpt)], host=True, **common)
     b = cluster.start("nodeB", sample, [*args, "--checkpoint-dir", str(ckpt)], host=False, **common)
     return a, b
@@ -140,7 +141,8 @@ def test_kill_while_checkpoint_is_written_never_loads_it(cluster, baseline, tmp_
 
 
 def test_node_loss_shrinks_the_world_and_no_sample_is_skipped_or_repeated(cluster, tmp_path):
-    a, b = elastic_pair(cluster, "smoke.py", SMOKE_ARGS, tmp_path / "ck", FAST_CONF)
+    # launched as launch.sh does: trainkit/torchrun.py, the rendezvous polled every 0.1 s
+    a, b = elastic_pair(cluster, "smoke.py", SMOKE_ARGS, tmp_path / "ck", FAST_CONF, fast_poll=True)
     agents = [a, b]
     wait_train_step(cluster, agents, 21, world_size=2)
     t_kill = time.time()

@@ -4,8 +4,11 @@ so the final weights must be bit-identical between the two launch modes."""
 from __future__ import annotations
 
 import gzip
+import os
 import struct
 import subprocess
+
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -152,3 +155,14 @@ def test_t5_loads_a_local_model_folder_and_falls_back_to_tiny_offline(tmp_path):
     assert fallback.returncode == 0, fallback.stdout + fallback.stderr
     assert "fallback=tiny" in fallback.stdout and "model=tiny-random-t5" in fallback.stdout
     assert "[DONE] rank=0 step=2" in fallback.stdout
+
+
+def test_launch_sh_runs_a_sample_with_the_recovery_settings(tmp_path):
+    env = base_env(NPROC_PER_NODE="1", PATH=f"{Path(PYTHON).parent}:{os.environ['PATH']}")
+    env.pop("TORCH_DISABLE_SHARE_RDZV_TCP_STORE")
+    out = subprocess.run(["bash", str(TRAINING / "launch.sh"), "smoke.py", "--max-steps", "3", "--samples", "256",
+                          "--checkpoint-dir", str(tmp_path / "ck")], env=env, capture_output=True, text=True,
+                         timeout=120, cwd=tmp_path)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "[DONE] rank=0 step=3" in out.stdout
+    assert (tmp_path / "ck" / "step_000000003" / "COMPLETE").is_file()

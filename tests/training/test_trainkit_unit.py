@@ -208,3 +208,22 @@ def test_weights_digest_is_canonical_and_sensitive():
         w = b[0].weight.view(-1)
         w[0] = torch.nextafter(w[0], torch.tensor(float("inf")))   # one ulp
     assert weights_digest(a) != weights_digest(b)
+
+
+# -- launcher -----------------------------------------------------------------------
+def test_fast_rendezvous_poll_patches_this_torch(monkeypatch):
+    """trainkit/torchrun.py patches two private torch internals; fail loudly if a torch upgrade moved them."""
+    import time
+
+    from torch.distributed.elastic.rendezvous import dynamic_rendezvous as dr
+
+    from trainkit.torchrun import patch_rendezvous_poll
+
+    monkeypatch.setattr(dr, "_delay", dr._delay)                      # restored after the test
+    monkeypatch.setattr(dr._BackendRendezvousStateHolder, "__init__", dr._BackendRendezvousStateHolder.__init__)
+    assert patch_rendezvous_poll(0.05)
+    t0 = time.perf_counter()
+    dr._delay(seconds=1)
+    assert time.perf_counter() - t0 < 0.5
+    holder = dr._BackendRendezvousStateHolder(backend=None, settings=None)
+    assert holder._cache_duration == 0.05

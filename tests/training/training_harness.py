@@ -154,8 +154,11 @@ class Cluster:
 
     def start(self, name: str, sample: str, args: list[str], *, nnodes: str = "1", nproc: int = 2,
               rdzv_port: int | None = None, rdzv_id: str = "job", host: bool = True,
-              rdzv_conf: str = "", max_restarts: int = 0, env: dict | None = None) -> Agent:
-        cmd = [PYTHON, "-m", "torch.distributed.run", f"--nnodes={nnodes}", f"--nproc-per-node={nproc}",
+              rdzv_conf: str = "", max_restarts: int = 0, env: dict | None = None,
+              fast_poll: bool = False) -> Agent:
+        # fast_poll: launch with training/trainkit/torchrun.py (rendezvous poll 0.1 s), as launch.sh does
+        launcher = [str(TRAINING / "trainkit" / "torchrun.py")] if fast_poll else ["-m", "torch.distributed.run"]
+        cmd = [PYTHON, *launcher, f"--nnodes={nnodes}", f"--nproc-per-node={nproc}",
                f"--max-restarts={max_restarts}", "--monitor-interval=0.1"]
         if rdzv_port is None:
             cmd += ["--standalone"]
