@@ -66,6 +66,7 @@ def parse_args(argv=None):
                         "RDZV_POLL s instead of torch's hard-coded 1 s (default: plain torchrun)")
     p.add_argument("--untuned", action="store_true",
                    help="plain torchrun: shared rendezvous store, default rdzv timeouts (to compare)")
+    p.add_argument("--keep-logs", action="store_true", help="copy every trial's agent logs to --out")
     p.add_argument("--out", default="out/bench-recovery", help="folder for the PNG, the JSON and the logs")
     return p.parse_args(argv)
 
@@ -294,7 +295,7 @@ def main(argv=None) -> int:
             t0 = time.time()
             r = run_trial(i, args, work)
             r["wall_s"] = time.time() - t0
-            if not r["ok"]:
+            if not r["ok"] or args.keep_logs:
                 for log in work.glob("*.log"):
                     (out / f"trial{i}-{log.name}").write_bytes(log.read_bytes())
             trials.append(r)

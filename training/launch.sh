@@ -11,7 +11,8 @@
 #   RDZV_ID         job id shared by all nodes                     default PET_RDZV_ID or "trainjob"
 #   RDZV_IS_HOST    "true" on the one node that hosts the store    default: true when this host is RDZV_ENDPOINT's host
 #   MAX_RESTARTS    worker-group restarts before the job fails     default 3
-#   TRAINKIT_RDZV_POLL  seconds between rendezvous polls (default 0.1; "off": plain torchrun)
+#   TRAINKIT_RDZV_POLL  unset: plain torchrun; seconds (e.g. 0.1): launch through trainkit/torchrun.py,
+#                   which polls the rendezvous that often instead of every second (docs/training.md)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 sample="${1:?usage: launch.sh SAMPLE.py [flags...]}"; shift
@@ -54,10 +55,10 @@ else
     args+=(--rdzv-backend=c10d --rdzv-endpoint="$endpoint" --rdzv-id="$rdzv_id"
            --rdzv-conf="is_host=${RDZV_IS_HOST},last_call_timeout=2,keep_alive_interval=1,keep_alive_max_attempt=2")
 fi
-# torch's rendezvous polls its store and caches the state for 1 s (hard-coded), which every
-# restart pays; trainkit/torchrun.py is torchrun with that shortened to TRAINKIT_RDZV_POLL.
-if [[ "${TRAINKIT_RDZV_POLL:-0.1}" == off ]]; then
-    exec torchrun "${args[@]}" "$sample" "$@"
+# Opt-in: torch's rendezvous polls its store and caches the state for 1 s (hard-coded), which
+# every restart pays; trainkit/torchrun.py is torchrun with that shortened to TRAINKIT_RDZV_POLL
+# (it patches private torch code; measured trade-offs in docs/training.md).
+if [[ -n "${TRAINKIT_RDZV_POLL:-}" && "${TRAINKIT_RDZV_POLL}" != off ]]; then
+    exec python3 "$here/trainkit/torchrun.py" "${args[@]}" "$sample" "$@"
 fi
-export TRAINKIT_RDZV_POLL="${TRAINKIT_RDZV_POLL:-0.1}"
-exec python3 "$here/trainkit/torchrun.py" "${args[@]}" "$sample" "$@"
+exec torchrun "${args[@]}" "$sample" "$@"

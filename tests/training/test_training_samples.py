@@ -157,12 +157,16 @@ def test_t5_loads_a_local_model_folder_and_falls_back_to_tiny_offline(tmp_path):
     assert "[DONE] rank=0 step=2" in fallback.stdout
 
 
-def test_launch_sh_runs_a_sample_with_the_recovery_settings(tmp_path):
-    env = base_env(NPROC_PER_NODE="1", PATH=f"{Path(PYTHON).parent}:{os.environ['PATH']}")
+@pytest.mark.parametrize("poll", ["", "0.1"])
+def test_launch_sh_runs_a_sample_with_the_recovery_settings(tmp_path, poll):
+    env = base_env(NPROC_PER_NODE="1", PATH=f"{Path(PYTHON).parent}:{os.environ['PATH']}", LOGLEVEL="INFO")
     env.pop("TORCH_DISABLE_SHARE_RDZV_TCP_STORE")
+    if poll:
+        env["TRAINKIT_RDZV_POLL"] = poll
     out = subprocess.run(["bash", str(TRAINING / "launch.sh"), "smoke.py", "--max-steps", "3", "--samples", "256",
                           "--checkpoint-dir", str(tmp_path / "ck")], env=env, capture_output=True, text=True,
                          timeout=120, cwd=tmp_path)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "[DONE] rank=0 step=3" in out.stdout
     assert (tmp_path / "ck" / "step_000000003" / "COMPLETE").is_file()
+    assert "use_agent_store: False" in out.stderr + out.stdout      # TORCH_DISABLE_SHARE_RDZV_TCP_STORE took

@@ -342,7 +342,7 @@ class CheckpointManager:
         final = self.root / name
         use_async = self.async_save and not sync
         if self.rank == 0:
-            tmp.mkdir(parents=True)
+            tmp.mkdir(parents=True, exist_ok=True)   # DCP ranks may create it first (unique token)
             log("CKPT", rank=0, step=step, phase="writing", path=str(tmp))
         if self.mode == "dcp":
             if dcp_state is None:
