@@ -171,3 +171,14 @@ def test_cli_render_failure_is_exit_2(repo):
         assert "could not render" in r.stdout
     finally:
         k.write_text(original)
+
+
+def test_long_values_are_cut_around_the_change():
+    from kdt.report.diff_formats import _value
+    old = "--rdzv-conf=" + ",".join(f"key{i}=v" for i in range(30)) + ",last=3"
+    new = old[:-1] + "2"
+    assert old[:120] == new[:120]
+    shown_old, shown_new = _value(old, new), _value(new, old)
+    assert len(shown_old) <= 120 and shown_old != shown_new
+    assert shown_old.endswith('last=3"') and shown_new.endswith('last=2"')
+    assert _value("short") == '"short"'

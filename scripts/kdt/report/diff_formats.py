@@ -9,16 +9,26 @@ FORMATS = ("terminal", "markdown", "json")
 _RED, _GREEN, _YELLOW, _BOLD, _DIM, _RESET = "\033[31m", "\033[32m", "\033[33m", "\033[1m", "\033[2m", "\033[0m"
 
 
-def _value(v) -> str:
-    if v is None:
-        return "null"
-    if isinstance(v, (dict, list)):
-        text = json.dumps(v, sort_keys=False)
-    elif isinstance(v, str):
-        text = json.dumps(v)
-    else:
-        text = json.dumps(v)
-    return text if len(text) <= 120 else text[:117] + "..."
+_WIDTH = 120
+
+
+def _text(v) -> str:
+    return "null" if v is None else json.dumps(v)
+
+
+def _value(v, other=None) -> str:
+    """A value in at most _WIDTH characters. With `other` (the value it is compared with), a long
+    value is cut around the first character where the two differ, so the change stays visible."""
+    text = _text(v)
+    if len(text) <= _WIDTH:
+        return text
+    start = 0
+    if other is not None:
+        o = _text(other)
+        first = next((i for i, (a, b) in enumerate(zip(text, o)) if a != b), min(len(text), len(o)))
+        start = max(0, first - 40)
+    cut = text[start:start + _WIDTH - 6]
+    return ("..." if start else "") + cut + ("..." if start + len(cut) < len(text) else "")
 
 
 def _gib(b: float) -> str:
@@ -66,7 +76,7 @@ def terminal(diffs, out: IO[str], color: bool = False, base: str = "", head: str
                     elif ch.op == "removed":
                         print(f"      {ch.path}: " + c(_RED, f"- {_value(ch.old)}"), file=out)
                     else:
-                        print(f"      {ch.path}: " + c(_RED, _value(ch.old)) + " -> " + c(_GREEN, _value(ch.new)), file=out)
+                        print(f"      {ch.path}: " + c(_RED, _value(ch.old, ch.new)) + " -> " + c(_GREEN, _value(ch.new, ch.old)), file=out)
     changed = sum(1 for td in diffs if td.changed)
     print(f"diff: {changed} of {len(diffs)} target(s) changed", file=out)
 
@@ -91,8 +101,8 @@ def markdown(diffs, out: IO[str], base: str = "", head: str = "", **_) -> None:
             if r.changes:
                 print("\n  | field | before | after |\n  |---|---|---|", file=out)
                 for ch in r.changes:
-                    old = "" if ch.op == "added" else f"`{_md(_value(ch.old))}`"
-                    new = "" if ch.op == "removed" else f"`{_md(_value(ch.new))}`"
+                    old = "" if ch.op == "added" else f"`{_md(_value(ch.old, ch.new))}`"
+                    new = "" if ch.op == "removed" else f"`{_md(_value(ch.new, ch.old))}`"
                     print(f"  | `{ch.path}` | {old} | {new} |", file=out)
                 print(file=out)
         if not td.resources and not td.findings:
