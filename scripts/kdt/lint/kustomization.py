@@ -9,7 +9,6 @@ components it includes.
 from __future__ import annotations
 
 import re
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ import yaml_rs
 
 from .. import targets as T
 from ..documents import Document, load_stream
-from ..paths import display, tool
+from ..paths import display
 
 
 @dataclass
@@ -39,7 +38,6 @@ class Layer:
     inputs: list[dict]       # resources the patches apply to
 
 
-_render_cache: dict[Path, list[dict]] = {}
 
 
 def _yaml_docs(text: str) -> list:
@@ -57,15 +55,10 @@ def kustomization_file(folder: Path) -> Path | None:
 
 
 def rendered(folder: Path) -> list[dict]:
-    folder = folder.resolve()
-    if folder not in _render_cache:
-        try:
-            proc = subprocess.run([tool("kubectl"), "kustomize", str(folder)], capture_output=True, text=True, timeout=120)
-            out = proc.stdout if proc.returncode == 0 else ""
-        except (OSError, subprocess.TimeoutExpired):
-            out = ""
-        _render_cache[folder] = [d for d in _yaml_docs(out) if isinstance(d, dict)] if out else []
-    return _render_cache[folder]
+    """The objects a nested kustomization (a base) renders to, through kdt.render (memoized there)."""
+    from ..render import render
+    r = render(T.Target(display(folder), T.KUSTOMIZE, folder.resolve()))
+    return [d.data for d in r.documents] if r.ok else []
 
 
 def _resources(folder: Path, spec: dict) -> list[dict]:
