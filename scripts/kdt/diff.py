@@ -261,6 +261,10 @@ def diff_trees(base_root: Path, head_root: Path, only: list[str] | None = None) 
     names = list(before) + [n for n in after if n not in before]
     if only:
         wanted = [str(Path(o)).rstrip("/") for o in only]
+        unknown = [w for w in wanted if not any(n == w or n.startswith(w + "/") for n in names)]
+        if unknown:
+            raise UsageError(f"{', '.join(unknown)}: not a target at either ref "
+                             f"(targets are overlays/<name> and charts/<chart>/ci/<file>.yaml, relative to the repo)")
         names = [n for n in names if any(n == w or n.startswith(w + "/") for w in wanted)]
     out = []
     for name in names:

@@ -182,3 +182,14 @@ def test_long_values_are_cut_around_the_change():
     assert len(shown_old) <= 120 and shown_old != shown_new
     assert shown_old.endswith('last=3"') and shown_new.endswith('last=2"')
     assert _value("short") == '"short"'
+
+
+def test_a_path_that_is_no_target_is_a_usage_error():
+    import subprocess
+    import sys
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, root / "scripts" / "diff.py", "--base", "HEAD", "overlays/no-such-overlay"],
+                          cwd=root, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "overlays/no-such-overlay: not a target" in proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
