@@ -22,10 +22,10 @@ FAST_CONF = "last_call_timeout=2,keep_alive_interval=1,keep_alive_max_attempt=2"
 FIXED_CONF = "last_call_timeout=30,keep_alive_interval=1,keep_alive_max_attempt=2"
 
 
-def elastic_pair(cluster, sample, args, ckpt, conf, env=None, fast_poll=False):
+def elastic_pair(cluster, sample, args, ckpt, conf, env=None, launcher="trainkit"):
     port = free_port()
     common = dict(nnodes="1:2", nproc=1, rdzv_port=port, rdzv_conf=conf, max_restarts=3, env=env,
-                  fast_poll=fast_poll)
+                  launcher=launcher)
     a = cluster.start("nodeA", sample, [*args, "--checkpoint-dir", str(ckpt)], host=True, **common)
     b = cluster.start("nodeB", sample, [*args, "--checkpoint-dir", str(ckpt)], host=False, **common)
     return a, b
@@ -83,6 +83,9 @@ def test_worker_sigkill_resumes_bit_identical(cluster, baseline, tmp_path):
     res = first_resume_after(agents, t_kill)
     assert {int(e["restart"]) for e in res} == {1} or min(int(e["restart"]) for e in res) >= 1
     assert {e["rng"] for e in res} == {"restored"}
+    # the shipped launcher restarted both workers warm: forked, torch already imported
+    restarted = [e for a in agents for e in a.events("DDP") if e["restart"] != "0"]
+    assert len(restarted) >= 2 and {e["start"] for e in restarted} == {"warm"}, restarted
     resumed_step = int(res[0]["step"])
     assert 0 < killed_at - resumed_step <= 8, (killed_at, resumed_step)   # at most one interval lost
     assert_resumes_were_complete(agents)
@@ -141,8 +144,7 @@ def test_kill_while_checkpoint_is_written_never_loads_it(cluster, baseline, tmp_
 
 
 def test_node_loss_shrinks_the_world_and_no_sample_is_skipped_or_repeated(cluster, tmp_path):
-    # launched as launch.sh does: trainkit/torchrun.py, the rendezvous polled every 0.1 s
-    a, b = elastic_pair(cluster, "smoke.py", SMOKE_ARGS, tmp_path / "ck", FAST_CONF, fast_poll=True)
+    a, b = elastic_pair(cluster, "smoke.py", SMOKE_ARGS, tmp_path / "ck", FAST_CONF)
     agents = [a, b]
     wait_train_step(cluster, agents, 21, world_size=2)
     t_kill = time.time()

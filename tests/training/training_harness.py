@@ -56,6 +56,8 @@ def base_env(**extra) -> dict:
     })
     for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
         env.pop(k, None)
+    # As in the image (PYTHONPATH=/app/training): `python -m trainkit.torchrun` finds the launcher.
+    env["PYTHONPATH"] = os.pathsep.join([str(TRAINING), *filter(None, [env.get("PYTHONPATH")])])
     env.update({k: str(v) for k, v in extra.items()})
     return env
 
@@ -155,10 +157,11 @@ class Cluster:
     def start(self, name: str, sample: str, args: list[str], *, nnodes: str = "1", nproc: int = 2,
               rdzv_port: int | None = None, rdzv_id: str = "job", host: bool = True,
               rdzv_conf: str = "", max_restarts: int = 0, env: dict | None = None,
-              fast_poll: bool = False) -> Agent:
-        # fast_poll: launch with training/trainkit/torchrun.py (rendezvous poll 0.1 s), as launch.sh does
-        launcher = [str(TRAINING / "trainkit" / "torchrun.py")] if fast_poll else ["-m", "torch.distributed.run"]
-        cmd = [PYTHON, *launcher, f"--nnodes={nnodes}", f"--nproc-per-node={nproc}",
+              launcher: str = "trainkit") -> Agent:
+        # trainkit: python -m trainkit.torchrun, as every recipe of the project launches (warm workers);
+        # torchrun: torch's own launcher, which the samples support as well.
+        launcher_cmd = {"trainkit": ["-m", "trainkit.torchrun"], "torchrun": ["-m", "torch.distributed.run"]}[launcher]
+        cmd = [PYTHON, *launcher_cmd, f"--nnodes={nnodes}", f"--nproc-per-node={nproc}",
                f"--max-restarts={max_restarts}", "--monitor-interval=0.1"]
         if rdzv_port is None:
             cmd += ["--standalone"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import random
 import socket
+import sys
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -69,6 +70,23 @@ def pick_device(prefer: str = "auto", local_rank: int = 0) -> tuple[torch.device
     return torch.device("cpu"), "gloo"
 
 
+def process_age_s() -> float | None:
+    """Seconds since this process was created (forked or exec'd); None where /proc is missing."""
+    try:
+        with open("/proc/self/stat") as f:
+            start_ticks = int(f.read().rsplit(")", 1)[1].split()[19])
+        with open("/proc/uptime") as f:
+            uptime = float(f.read().split()[0])
+        return round(max(0.0, uptime - start_ticks / os.sysconf("SC_CLK_TCK")), 2)
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def worker_start() -> str:
+    """"warm": forked by trainkit.torchrun's fork server with torch preloaded; "cold": a fresh interpreter."""
+    return "warm" if "trainkit.warm" in sys.modules else "cold"
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -103,7 +121,8 @@ def init_distributed(prefer_device: str = "auto", timeout_s: float | None = None
     log("DDP", rank=denv.rank, world_size=denv.world_size, local_rank=denv.local_rank,
         local_world_size=denv.local_world_size, group_rank=denv.group_rank,
         restart=denv.restart_count, backend=backend, device=str(device), mode=mode,
-        pid=os.getpid(), host=socket.gethostname())
+        pid=os.getpid(), host=socket.gethostname(), start=worker_start(), startup_s=process_age_s(),
+        threads=torch.get_num_threads())
     return denv
 
 

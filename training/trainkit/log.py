@@ -7,7 +7,8 @@ Every line starts with a tag in square brackets, then ``key=value`` fields::
     [CKPT] rank=0 step=40 path=/checkpoints/mnist/step_000000040 blocking_s=0.012 write_s=0.080 ts=...
     [DONE] rank=0 step=120 final_loss=0.1234 weights_sha256=ab12... ts=...
 
-Tags: ``[DDP]`` process group set up, ``[SETUP]`` data/model choices,
+Tags: ``[LAUNCH]`` how the launcher starts workers (warm or cold, and why),
+``[DDP]`` process group set up, ``[SETUP]`` data/model choices,
 ``[TRAIN]`` a training step, ``[EPOCH]`` end of an epoch, ``[CKPT]`` a
 checkpoint written (or pruned), ``[RESUME]`` what a (re)started worker loaded,
 ``[STOP]`` preemption handling, ``[WARN]``, and ``[DONE]`` the final line.
@@ -19,7 +20,7 @@ import json
 import sys
 import time
 
-TAGS = ("DDP", "SETUP", "TRAIN", "EPOCH", "CKPT", "RESUME", "STOP", "WARN", "DONE")
+TAGS = ("LAUNCH", "DDP", "SETUP", "TRAIN", "EPOCH", "CKPT", "RESUME", "STOP", "WARN", "DONE")
 
 
 def _fmt(value) -> str:

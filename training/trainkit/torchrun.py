@@ -1,30 +1,58 @@
-"""torchrun with a faster c10d rendezvous poll (opt-in launcher).
+"""torchrun with warm worker restarts: the launcher every recipe of this project uses.
 
-While agents wait for a rendezvous round to complete, torch's dynamic
-rendezvous polls the store once a second (``_delay(seconds=1)``, hard-coded
-in ``torch/distributed/elastic/rendezvous/dynamic_rendezvous.py``, torch 2.13)
-and serves a cached copy of the state for a second
-(``_BackendRendezvousStateHolder(cache_duration=1)``). Every restart of a
-worker group pays about a second for it. This launcher shortens both to
-``TRAINKIT_RDZV_POLL`` seconds (default 0.1) and is otherwise exactly
-torchrun, with the same arguments::
+Same flags and the same ``PET_*`` environment as ``torchrun`` (it is torchrun:
+torch's own argument parser, agent and rendezvous), so the Kubeflow operators
+configure it exactly as they configure torchrun::
 
-    python /app/training/trainkit/torchrun.py --nnodes=1:2 ... /app/training/mnist_ddp.py ...
+    python -m trainkit.torchrun --rdzv-backend=c10d ... /app/training/mnist_ddp.py --checkpoint-dir ...
 
-It patches a private torch function: if a torch release renames it, the
-launcher says so on stderr and runs plain torchrun. Each agent then reads the
-store up to ten times a second while it waits, which is nothing for tens of
-nodes but worth keeping at 1 s for hundreds.
+What it changes, and why (measured on 2 CPU cores by ``bench/recovery.py``;
+docs/training.md has the figures):
+
+* **Warm workers.** torchrun starts every worker, and restarts every worker
+  after a failure, as a fresh ``python script.py``: each pays for importing
+  Python, torch and the script's libraries again (1.5 s for torch alone here),
+  and DDP's constructor pulls in ``torch._dynamo`` (1.1 s more). Here the
+  workers are forked from a fork server (torchrun's own ``--run-path
+  --start-method=forkserver``) that has imported torch, ``torch._dynamo`` and
+  the training script's top level once, at job start: a restarted worker is
+  running the script's ``main`` within milliseconds. The script runs as
+  ``__main__`` in the worker, exactly as under torchrun; its top level also runs
+  once in the fork server under another ``__name__``, so side effects belong
+  under ``if __name__ == "__main__":`` (as ``multiprocessing`` requires anyway).
+  CUDA is never initialised in the fork server (``PYTORCH_NVML_BASED_CUDA_CHECK``
+  keeps ``torch.cuda.is_available()`` from doing so); workers initialise it
+  after the fork, as they must.
+* **No stall on the first failure.** The agent logs a failed worker with its
+  exception, and torch's log formatter imports ``torch._dynamo`` to do so
+  (``torch/_logging/_internal.py``): 1.1 s into every first recovery. The agent
+  imports it up front, while the workers start.
+* **Optional, ``TRAINKIT_RDZV_POLL=<seconds>``:** torch's c10d rendezvous
+  polls its store once a second and serves a cached copy of its state for a
+  second (hard-coded in ``dynamic_rendezvous.py``); this shortens both. It
+  patches private torch functions, so it is off unless asked for; if a torch
+  release renames them the launcher says so and goes on without.
+
+``TRAINKIT_WARM=0`` gives plain torchrun behaviour (fresh ``python`` workers).
+Warm workers need the script as a ``.py`` file; ``-m``/``--module`` and
+``--no-python`` entrypoints, and an explicit ``--start-method``, run as torchrun
+runs them.
 """
 from __future__ import annotations
 
 import os
 import sys
 
+WARM_ENV = "TRAINKIT_WARM"
+SCRIPT_ENV = "TRAINKIT_WARM_SCRIPT"
 POLL_ENV = "TRAINKIT_RDZV_POLL"
+# Imported once by the fork server; every worker it forks starts with them loaded.
+PRELOAD = ["torch", "torch.distributed", "torch.distributed.run", "torch.nn.parallel", "torch._dynamo",
+           "trainkit.warm"]
 
 
 def patch_rendezvous_poll(poll: float) -> bool:
+    """Shorten torch's 1 s c10d rendezvous poll and state cache to ``poll`` seconds."""
     try:
         from torch.distributed.elastic.rendezvous import dynamic_rendezvous as dr
     except ImportError:
@@ -53,14 +81,86 @@ def patch_rendezvous_poll(poll: float) -> bool:
     return True
 
 
-def main() -> None:
-    poll = float(os.environ.get(POLL_ENV, "0.1"))
-    if not patch_rendezvous_poll(poll):
-        print("trainkit.torchrun: this torch has no dynamic_rendezvous._delay; running plain torchrun",
+def _explicit_start_method(argv: list[str]) -> bool:
+    return "PET_START_METHOD" in os.environ or any(
+        a.split("=", 1)[0] in ("--start-method", "--start_method") for a in argv)
+
+
+def warm_eligible(args, argv: list[str]) -> str | None:
+    """Why these arguments run as plain torchrun (None: warm workers apply)."""
+    if os.environ.get(WARM_ENV, "1").strip().lower() in ("0", "false", "no", "off"):
+        return f"{WARM_ENV}=0"
+    if args.module or args.no_python:
+        return "-m/--no-python entrypoint"
+    if _explicit_start_method(argv) and args.start_method != "forkserver":
+        return f"--start-method={args.start_method} asked for"
+    if not args.training_script.endswith(".py") or not os.path.isfile(args.training_script):
+        return f"{args.training_script} is not a .py file"
+    return None
+
+
+def configure_warm(args) -> None:
+    """Switch ``args`` to forked workers, start the fork server and let it preload."""
+    import multiprocessing.forkserver as forkserver
+
+    from torch.distributed import run as torchrun
+
+    script = os.path.abspath(args.training_script)
+    args.training_script, args.run_path, args.start_method = script, True, "forkserver"
+    # Workers see the script's folder first on sys.path, as under `python script.py`; the
+    # fork server and its workers take the launcher's sys.path at the server's start.
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # .../training
+    for p in (here, os.path.dirname(script)):
+        if p in sys.path:
+            sys.path.remove(p)
+        sys.path.insert(0, p)
+    os.environ[SCRIPT_ENV] = script
+    # The fork server's environment is what every worker inherits, so whatever torchrun would
+    # put in the environment before starting workers must be there first. torchrun's own rule
+    # (config_from_args): several workers per node and no OMP_NUM_THREADS -> 1. OpenMP reads
+    # it once, when torch loads in the fork server.
+    if "OMP_NUM_THREADS" not in os.environ and torchrun.determine_local_world_size(args.nproc_per_node) > 1:
+        os.environ["OMP_NUM_THREADS"] = "1"
+    # torch.cuda.is_available() through NVML: the fork server never creates a CUDA context.
+    os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")
+    # Workers write to the agent's stdout through a pipe or file: no block buffering.
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    forkserver.set_forkserver_preload(PRELOAD)
+    # Start it now: it imports while the agent imports torch._dynamo and joins the rendezvous.
+    forkserver.ensure_running()
+
+
+def main(argv: list[str] | None = None) -> None:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    from torch.distributed import run as torchrun
+    from torch.distributed.elastic.multiprocessing.errors import record
+
+    from trainkit.log import log
+
+    poll = os.environ.get(POLL_ENV, "").strip()
+    try:
+        poll_s = None if poll in ("", "off") else float(poll)
+        if poll_s is not None and not 0 < poll_s <= 1:
+            raise ValueError
+    except ValueError:
+        sys.exit(f"trainkit.torchrun: {POLL_ENV}={poll!r}: expected seconds in (0, 1], or off")
+    args = torchrun.parse_args(argv)
+    why_not = warm_eligible(args, argv)
+    if why_not is None:
+        configure_warm(args)
+        # See the module docstring: the agent's first failure log would import it otherwise.
+        import torch._dynamo  # noqa: F401
+        log("LAUNCH", workers="warm", script=args.training_script, start_method="forkserver")
+    else:
+        log("LAUNCH", workers="cold", reason=why_not)
+    if poll_s is not None and not patch_rendezvous_poll(poll_s):
+        print("trainkit.torchrun: this torch has no dynamic_rendezvous._delay; the rendezvous polls every 1 s",
               file=sys.stderr)
-    from torch.distributed.run import main as torchrun_main
-    torchrun_main()
+    # torchrun's main() is record-wrapped too: an agent error ends in its error file and summary.
+    record(torchrun.run)(args)
 
 
 if __name__ == "__main__":
+    if __package__ in (None, ""):            # run as a file: python .../trainkit/torchrun.py
+        sys.path[0] = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     main()

@@ -1,0 +1,140 @@
+"""trainkit.torchrun, the launcher every recipe uses: torchrun whose workers fork warm.
+
+Real agents and workers: warm workers come from the fork server with torch
+preloaded and train bit-identically to torchrun's fresh ones; failures and exit
+codes reach the agent as under torchrun; whatever cannot run warm runs cold and
+says why.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from training_harness import PYTHON, SMOKE_ARGS, TRAINING, base_env, final_result
+
+pytestmark = pytest.mark.timeout(240)
+
+sys.path.insert(0, str(TRAINING))
+from trainkit import torchrun as launcher  # noqa: E402
+from trainkit.log import parse_line  # noqa: E402
+
+
+def events(text: str, tag: str) -> list[dict]:
+    return [p[1] for p in map(parse_line, text.splitlines()) if p and p[0] == tag]
+
+
+def launch(tmp_path: Path, script, *script_args, nproc=1, env=None, timeout=150, flags=()):
+    env = base_env(**(env or {}))
+    env.pop("OMP_NUM_THREADS", None)          # torchrun's own rule decides (nproc > 1 -> 1)
+    cmd = [PYTHON, "-m", "trainkit.torchrun", "--standalone", f"--nproc-per-node={nproc}",
+           "--monitor-interval=0.1", *flags, str(script), *script_args]
+    return subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=timeout)
+
+
+def test_warm_workers_train_bit_identically_to_torchruns_fresh_ones(cluster, baseline, tmp_path):
+    warm = baseline("smoke.py", SMOKE_ARGS)                     # python -m trainkit.torchrun, nproc 2
+    assert "[LAUNCH] workers=warm" in warm["_log"]
+    ddp = events(warm["_log"], "DDP")
+    assert {e["start"] for e in ddp} == {"warm"} and {e["threads"] for e in ddp} == {"1"}
+    agent = cluster.start("cold", "smoke.py", [*SMOKE_ARGS, "--checkpoint-dir", str(tmp_path / "ck")],
+                          nproc=2, launcher="torchrun")
+    assert cluster.wait_all(200) == [0], cluster.dump()
+    assert {e["start"] for e in agent.events("DDP")} == {"cold"}
+    cold = final_result([agent], world_size=2)
+    assert cold["weights_sha256"] == warm["weights_sha256"] and cold["final_loss"] == warm["final_loss"]
+
+
+def test_nproc2_without_omp_setting_gets_torchruns_one_thread_per_worker(tmp_path):
+    out = launch(tmp_path, TRAINING / "smoke.py", "--max-steps", "2", "--samples", "128", nproc=2)
+    assert out.returncode == 0, out.stdout + out.stderr
+    ddp = events(out.stdout, "DDP")
+    # OpenMP reads OMP_NUM_THREADS once, in the fork server: it must be set before that starts.
+    assert len(ddp) == 2 and {e["threads"] for e in ddp} == {"1"} and {e["start"] for e in ddp} == {"warm"}
+    assert all(float(e["startup_s"]) < 5 for e in ddp)
+
+
+SCRIPT = textwrap.dedent("""\
+    import os, sys
+    {top}
+    def main():
+        rank = int(os.environ["RANK"])
+        print(f"[W] rank={{rank}} name={{__name__}} restart={{os.environ['TORCHELASTIC_RESTART_COUNT']}}"
+              f" warm={{'trainkit.warm' in sys.modules}} argv={{sys.argv[1:]}} cwd_first={{sys.path[0]}}", flush=True)
+        {body}
+    if __name__ == "__main__":
+        sys.exit(main())
+    """)
+
+
+def write_script(tmp_path: Path, body: str, top: str = "") -> Path:
+    path = tmp_path / "job" / "work.py"
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(SCRIPT.format(top=top, body=body))
+    return path
+
+
+def test_script_runs_as_main_with_its_args_and_folder_on_sys_path(tmp_path):
+    script = write_script(tmp_path, "return 0")
+    out = launch(tmp_path, script, "--flag", "x y", nproc=2)
+    assert out.returncode == 0, out.stdout + out.stderr
+    lines = sorted(line for line in out.stdout.splitlines() if line.startswith("[W]"))
+    assert lines == [f"[W] rank={r} name=__main__ restart=0 warm=True argv=['--flag', 'x y'] "
+                     f"cwd_first={script.parent}" for r in (0, 1)], out.stdout
+
+
+def test_nonzero_exit_fails_the_group_and_restarts_it_warm(tmp_path):
+    script = write_script(tmp_path, "return 3 if os.environ['TORCHELASTIC_RESTART_COUNT'] == '0' else 0")
+    out = launch(tmp_path, script, flags=["--max-restarts=1"])
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "[W] rank=0 name=__main__ restart=1 warm=True" in out.stdout
+    assert "exitcode: 3" in out.stderr
+
+    always = write_script(tmp_path, "return 3")
+    out = launch(tmp_path, always, flags=["--max-restarts=1"])
+    assert out.returncode != 0
+    assert out.stdout.count("[W] rank=0") == 2 and "exitcode: 3" in out.stderr
+
+
+def test_a_script_that_cannot_be_preloaded_is_reported_and_fails_cleanly(tmp_path):
+    script = write_script(tmp_path, "return 0", top="import trainkit_no_such_module")
+    out = launch(tmp_path, script, timeout=60)
+    assert out.returncode != 0
+    assert "[WARN] trainkit.warm: preloading" in out.stderr and "ModuleNotFoundError" in out.stderr
+
+
+def test_cold_when_asked_and_says_why(tmp_path):
+    script = write_script(tmp_path, "return 0")
+    out = launch(tmp_path, script, env={"TRAINKIT_WARM": "0"})
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert events(out.stdout, "LAUNCH")[0] == {"workers": "cold", "reason": "TRAINKIT_WARM=0",
+                                                 "ts": events(out.stdout, "LAUNCH")[0]["ts"]}
+    assert "[W] rank=0 name=__main__ restart=0 warm=False" in out.stdout
+
+
+@pytest.mark.parametrize("argv,why", [
+    (["-m", "trainkit.something"], "-m/--no-python entrypoint"),
+    (["--no-python", "/bin/echo"], "-m/--no-python entrypoint"),
+    (["--start-method=spawn", "SCRIPT"], "--start-method=spawn asked for"),
+    (["/nonexistent/train.py"], "/nonexistent/train.py is not a .py file"),
+    (["SCRIPT"], None),
+    (["--start-method=forkserver", "SCRIPT"], None),
+])
+def test_which_entrypoints_run_warm(tmp_path, monkeypatch, argv, why):
+    from torch.distributed import run as torchrun
+    script = write_script(tmp_path, "return 0")
+    monkeypatch.delenv("TRAINKIT_WARM", raising=False)
+    monkeypatch.delenv("PET_START_METHOD", raising=False)
+    argv = ["--standalone", *[str(script) if a == "SCRIPT" else a for a in argv]]
+    assert launcher.warm_eligible(torchrun.parse_args(argv), argv) == why
+
+
+@pytest.mark.parametrize("value", ["fast", "0", "2"])
+def test_bad_poll_setting_is_one_clear_line(tmp_path, value):
+    out = launch(tmp_path, write_script(tmp_path, "return 0"), env={"TRAINKIT_RDZV_POLL": value}, timeout=60)
+    assert out.returncode != 0
+    assert f"TRAINKIT_RDZV_POLL={value!r}: expected seconds in (0, 1], or off" in out.stderr
+    assert "Traceback" not in out.stderr
