@@ -61,9 +61,12 @@ def parse_args(argv=None):
                    help="extra seconds per step so kills land mid-run (not counted in step time; default 0.02)")
     p.add_argument("--max-restarts", type=int, default=5)
     p.add_argument("--trial-timeout", type=float, default=150, help="a trial running longer is a hang (default 150 s)")
+    p.add_argument("--launcher", choices=["trainkit", "torchrun"], default="trainkit",
+                   help="trainkit: python -m trainkit.torchrun, the launcher the manifests use (warm worker "
+                        "restarts); torchrun: torch's own, fresh python workers (default trainkit)")
     p.add_argument("--rdzv-poll", type=float, default=None,
-                   help="launch with training/trainkit/torchrun.py, which polls the rendezvous store every "
-                        "RDZV_POLL s instead of torch's hard-coded 1 s (default: plain torchrun)")
+                   help="TRAINKIT_RDZV_POLL for the trainkit launcher: poll the rendezvous store every "
+                        "RDZV_POLL s instead of torch's hard-coded 1 s (default: off)")
     p.add_argument("--untuned", action="store_true",
                    help="plain torchrun: shared rendezvous store, default rdzv timeouts (to compare)")
     p.add_argument("--keep-logs", action="store_true", help="copy every trial's agent logs to --out")
@@ -143,6 +146,7 @@ def run_trial(i: int, args, workdir: Path) -> dict:
     port = free_port()
     env = dict(os.environ, PYTHONUNBUFFERED="1", OMP_NUM_THREADS="1", HF_HUB_OFFLINE="1",
                TRAINKIT_PG_TIMEOUT="60")
+    env["PYTHONPATH"] = os.pathsep.join([str(TRAINING), *filter(None, [env.get("PYTHONPATH")])])
     for k in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"):
         env.pop(k, None)
     if args.rdzv_poll is not None:
@@ -154,8 +158,8 @@ def run_trial(i: int, args, workdir: Path) -> dict:
     nodes = []
     for name, host in (("nodeA", True), ("nodeB", False)):
         conf = [f"is_host={'true' if host else 'false'}"] + ([] if args.untuned else [TUNED_RDZV])
-        launcher = ["-m", "torch.distributed.run"] if args.rdzv_poll is None else \
-            [str(TRAINING / "trainkit" / "torchrun.py")]
+        # The project's launcher (python -m trainkit.torchrun, as every recipe runs it) or torch's.
+        launcher = ["-m", "trainkit.torchrun"] if args.launcher == "trainkit" else ["-m", "torch.distributed.run"]
         cmd = [sys.executable, *launcher, "--nnodes=1:2", "--nproc-per-node=1",
                f"--max-restarts={args.max_restarts}", "--monitor-interval=0.1", "--rdzv-backend=c10d",
                f"--rdzv-endpoint=127.0.0.1:{port}", f"--rdzv-id=bench{i}", f"--rdzv-conf={','.join(conf)}",
@@ -306,7 +310,7 @@ def main(argv=None) -> int:
     total = time.time() - t_start
     report = {"args": vars(args), "total_s": total, "trials": trials, "summary": {}}
     lines = [f"recovery benchmark: sample={args.sample} trials={args.trials} kills={args.kills} "
-             f"checkpoint_every={args.checkpoint_every} {'UNTUNED' if args.untuned else 'tuned'}"
+             f"checkpoint_every={args.checkpoint_every} launcher={args.launcher} {'UNTUNED' if args.untuned else 'tuned'}"
              f"{'' if args.rdzv_poll is None else f' rdzv_poll={args.rdzv_poll}s'} "
              f"({total:.0f} s)"]
     for kind in dict.fromkeys(k["kind"] for t in trials for k in t["kills"]):

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# torchrun with the recovery settings this project relies on (docs/training.md, "Recovery").
+# torchrun with the recovery settings this project relies on (docs/training.md, "Recovery"),
+# launched as `python3 -m trainkit.torchrun`: torchrun with warm worker restarts.
 #
 #   training/launch.sh mnist_ddp.py --data-dir /data/mnist --checkpoint-dir /checkpoints/mnist
 #
@@ -11,8 +12,9 @@
 #   RDZV_ID         job id shared by all nodes                     default PET_RDZV_ID or "trainjob"
 #   RDZV_IS_HOST    "true" on the one node that hosts the store    default: true when this host is RDZV_ENDPOINT's host
 #   MAX_RESTARTS    worker-group restarts before the job fails     default 3
-#   TRAINKIT_RDZV_POLL  unset: plain torchrun; seconds (e.g. 0.1): launch through trainkit/torchrun.py,
-#                   which polls the rendezvous that often instead of every second (docs/training.md)
+#   TRAINKIT_WARM   "0": fresh python workers, as plain torchrun starts them (default: warm, forked)
+#   TRAINKIT_RDZV_POLL  seconds (e.g. 0.1): poll the rendezvous that often instead of every second
+#                   (patches private torch code; docs/training.md)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 sample="${1:?usage: launch.sh SAMPLE.py [flags...]}"; shift
@@ -55,10 +57,7 @@ else
     args+=(--rdzv-backend=c10d --rdzv-endpoint="$endpoint" --rdzv-id="$rdzv_id"
            --rdzv-conf="is_host=${RDZV_IS_HOST},last_call_timeout=2,keep_alive_interval=1,keep_alive_max_attempt=2")
 fi
-# Opt-in: torch's rendezvous polls its store and caches the state for 1 s (hard-coded), which
-# every restart pays; trainkit/torchrun.py is torchrun with that shortened to TRAINKIT_RDZV_POLL
-# (it patches private torch code; measured trade-offs in docs/training.md).
-if [[ -n "${TRAINKIT_RDZV_POLL:-}" && "${TRAINKIT_RDZV_POLL}" != off ]]; then
-    exec python3 "$here/trainkit/torchrun.py" "${args[@]}" "$sample" "$@"
-fi
-exec torchrun "${args[@]}" "$sample" "$@"
+# trainkit.torchrun is torchrun (same flags, same PET_* env) whose workers fork from a process
+# that imported torch and the sample once: a restarted group trains again in ~2 s, not ~4 s.
+export PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}"
+exec python3 -m trainkit.torchrun "${args[@]}" "$sample" "$@"

@@ -12,6 +12,8 @@ OVERLAYS = ["ddp", "elastic", "fsdp", "fsdp-trainer-2.3", "statefulset"]
 RECOMMENDED_LABELS = ["app.kubernetes.io/name", "app.kubernetes.io/instance",
                       "app.kubernetes.io/component", "app.kubernetes.io/part-of"]
 PINNED_IMAGE = f"{versions.IMAGE_REPOSITORY}:{versions.IMAGE_TAG}"
+# torchrun with warm worker restarts (training/trainkit/torchrun.py): every recipe launches through it.
+LAUNCHER = ["python3", "-m", "trainkit.torchrun"]
 
 
 def rendered(name):
@@ -35,6 +37,30 @@ def container(pod, name):
     matches = [c for c in pod["containers"] if c["name"] == name]
     assert matches, f"no container {name!r}"
     return matches[0]
+
+
+def launch_commands(node):
+    """Every trainer command line (command + args, one string) in a rendered document."""
+    if isinstance(node, dict):
+        if "image" in node and ("command" in node or "args" in node):
+            yield " ".join(str(x) for x in (node.get("command") or []) + (node.get("args") or []))
+        for v in node.values():
+            yield from launch_commands(v)
+    elif isinstance(node, list):
+        for v in node:
+            yield from launch_commands(v)
+
+
+@pytest.mark.parametrize("target", targets.discover(), ids=lambda t: t.name)
+def test_every_recipe_launches_through_the_warm_restart_launcher(target):
+    """Overlays and chart alike: the measured recovery times hold only with trainkit.torchrun."""
+    r = render(target)
+    assert r.ok, r.findings
+    lines = [line for d in r.documents for line in launch_commands(d.data) if "/app/training/" in line]
+    assert lines, f"{target.name}: no training command"
+    for line in lines:
+        assert re.search(r"(^|\s|exec )python3 -m trainkit\.torchrun\s", line), line
+        assert not re.search(r"(^|\s)torchrun\s", line), line
 
 
 def test_every_overlay_is_discovered():
@@ -112,7 +138,7 @@ def test_elastic_is_worker_only_with_sane_bounds():
     c = container(specs["Worker"]["template"]["spec"], "pytorch")
     # no Master, so nothing may refer to the master-mode variables
     assert "PET_MASTER_ADDR" not in " ".join(c["command"] + c["args"])
-    assert c["command"] == ["torchrun"]
+    assert c["command"] == LAUNCHER
 
 
 @pytest.mark.parametrize("overlay,release", [("fsdp", "2.1"), ("fsdp-trainer-2.3", "2.3")])

@@ -3,7 +3,8 @@
 For every target `kdt.targets.discover()` finds (overlays and chart ci values),
 the absolute paths in the trainer containers' command and args (sample
 scripts, --checkpoint-dir, --data-dir, ... also inside `bash -c` scripts) and
-their volume mount points are checked against training/Dockerfile, read as
+their volume mount points, and the modules run with `python3 -m` (looked up
+on the image's PYTHONPATH), are checked against training/Dockerfile, read as
 text: a path is in the image when a COPY puts it there (and the file exists in
 the repo's training/ folder and .dockerignore admits it), or when it lies in a
 directory the image creates that the pods' user can write to. The pods' user
@@ -38,8 +39,8 @@ _PATH = re.compile(r"(?:^|(?<=[\s=:'\"]))(/[\w.@+-]+(?:/[\w.@+-]*)*)")
 class Use:
     doc: Document
     path: tuple          # JSON path in the document
-    value: str           # the absolute path found there
-    kind: str            # "arg" or "mount"
+    value: str           # the absolute path found there (kind "module": the module name)
+    kind: str            # "arg", "mount" or "module"
     read_only: bool = False
 
     def where(self) -> str:
@@ -63,6 +64,7 @@ def uses(doc: Document) -> list[Use]:
     def walk(node, path: tuple) -> None:
         if isinstance(node, dict):
             if any(k in node for k in ("command", "args", "volumeMounts")) and is_trainer(node):
+                words = []   # (word, where) over command then args, also inside `bash -c` scripts
                 for key in ("command", "args"):
                     items = node.get(key)
                     if isinstance(items, list):
@@ -70,6 +72,10 @@ def uses(doc: Document) -> list[Use]:
                             if isinstance(item, str):
                                 for m in _PATH.finditer(item):
                                     out.append(Use(doc, path + (key, i), m.group(1), "arg"))
+                                words += [(w, path + (key, i)) for w in item.split()]
+                for (w, _), (nxt, where) in zip(words, words[1:]):
+                    if w == "-m" and re.fullmatch(r"[A-Za-z_][\w.]*", nxt):
+                        out.append(Use(doc, where, nxt, "module"))
                 for i, mount in enumerate(node.get("volumeMounts") or []):
                     if isinstance(mount, dict) and isinstance(mount.get("mountPath"), str):
                         out.append(Use(doc, path + ("volumeMounts", i, "mountPath"), mount["mountPath"], "mount",
@@ -126,13 +132,34 @@ def problem(value: str, use_kind: str, layout: Layout, dockerignore, read_only: 
     return None
 
 
+def module_problem(module: str, layout: Layout, dockerignore) -> str | None:
+    """Why `python3 -m module` would find no module of ours in the image (None: it would)."""
+    top = module.split(".")[0]
+    if top in ("torch", "pip", "venv", "json") or top in __import__("sys").stdlib_module_names:
+        return None   # the base image's Python and torch provide it
+    roots = [r for r in layout.env.get("PYTHONPATH", "").split(":") if r]
+    if not roots:
+        return f"-m {module}: the image ({layout.variant}) sets no PYTHONPATH, so no module of training/ is importable"
+    rel = module.replace(".", "/")
+    tried = []
+    for root in roots:
+        for cand in (f"{root}/{rel}.py", f"{root}/{rel}/__main__.py"):
+            if problem(cand, "arg", layout, dockerignore) is None:
+                return None
+            tried.append(cand)
+    return f"-m {module}: none of {', '.join(tried)} is in the image ({layout.variant}, PYTHONPATH={':'.join(roots)})"
+
+
 def check(docs: list[Document], layouts: dict[str, Layout], dockerignore) -> tuple[list[str], list[Use]]:
     problems, found = [], []
     for doc in docs:
         for use in uses(doc):
             found.append(use)
             for layout in layouts.values():
-                why = problem(use.value, use.kind, layout, dockerignore, use.read_only)
+                if use.kind == "module":
+                    why = module_problem(use.value, layout, dockerignore)
+                else:
+                    why = problem(use.value, use.kind, layout, dockerignore, use.read_only)
                 if why:
                     problems.append(f"{use.where()}: {why}")
     return problems, found
@@ -154,6 +181,7 @@ def test_container_paths_exist_in_image(target, layouts, dockerignore):
     # every target runs a sample script from the image
     scripts = [u.value for u in found if u.kind == "arg" and re.fullmatch(r"/app/training/\w+\.py", u.value)]
     assert scripts, f"{target.name}: no /app/training/<sample>.py in any trainer command or args"
+    assert "trainkit.torchrun" in {u.value for u in found if u.kind == "module"}, f"{target.name}: launcher not seen"
 
 
 def user_problems(docs: list[Document], layouts: dict[str, Layout]) -> tuple[list[str], int]:
@@ -199,6 +227,9 @@ def test_default_command_paths_exist(layouts, dockerignore):
         for word in layout.cmd:
             for m in _PATH.finditer(word):
                 assert problem(m.group(1), "arg", layout, dockerignore) is None, (word, layout.variant)
+        for flag, module in zip(layout.cmd, layout.cmd[1:]):
+            if flag == "-m":
+                assert module_problem(module, layout, dockerignore) is None, (module, layout.variant)
 
 
 # --- the checker itself, on manifests written to break the contract ---------------
@@ -223,7 +254,7 @@ spec:
           command: [/bin/bash, -c]
           args:
             - |
-              exec torchrun /app/training/no_such_sample.py \\
+              exec python3 -m trainkit.no_such_launcher /app/training/no_such_sample.py \\
                 --checkpoint-dir=/ckpt/run --data-dir=/data/mnist --log=/app/logs/x
           volumeMounts:
             - {{name: scratch, mountPath: /scratch}}
@@ -240,6 +271,7 @@ def test_checker_reports_each_broken_path(layouts, dockerignore):
     values = {u.value for u in found}
     assert "/nowhere/x" not in values                      # another image's container is not ours to check
     assert "training/no_such_sample.py does not exist" in text
+    assert "-m trainkit.no_such_launcher: none of /app/training/trainkit/no_such_launcher.py" in text
     assert "/ckpt/run: not in the image" in text
     assert "/app/logs/x: below /app" in text                # /app is the root-owned code folder
     assert "/scratch: not in the image" in text             # writable mount where the image has nothing

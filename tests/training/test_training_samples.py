@@ -170,3 +170,4 @@ def test_launch_sh_runs_a_sample_with_the_recovery_settings(tmp_path, poll):
     assert "[DONE] rank=0 step=3" in out.stdout
     assert (tmp_path / "ck" / "step_000000003" / "COMPLETE").is_file()
     assert "use_agent_store: False" in out.stderr + out.stdout      # TORCH_DISABLE_SHARE_RDZV_TCP_STORE took
+    assert "[LAUNCH] workers=warm" in out.stdout and " start=warm " in out.stdout   # through trainkit.torchrun
