@@ -17,7 +17,8 @@ run's interval and at the sample's default interval), and hangs (trials that
 did not finish within ``--trial-timeout``). A PNG timeline shows loss against
 step and wall time with kills and resumes marked; a JSON file has every figure.
 
-    .venv/bin/python bench/recovery.py                       # 20 trials, tuned launch settings
+    .venv/bin/python bench/recovery.py                       # 20 trials, the manifests' launcher and settings
+    .venv/bin/python bench/recovery.py --launcher torchrun   # same settings, torch's own launcher
     .venv/bin/python bench/recovery.py --trials 5 --untuned  # plain torchrun defaults, for comparison
 """
 from __future__ import annotations
@@ -68,7 +69,8 @@ def parse_args(argv=None):
                    help="TRAINKIT_RDZV_POLL for the trainkit launcher: poll the rendezvous store every "
                         "RDZV_POLL s instead of torch's hard-coded 1 s (default: off)")
     p.add_argument("--untuned", action="store_true",
-                   help="plain torchrun: shared rendezvous store, default rdzv timeouts (to compare)")
+                   help="plain torchrun with its defaults: its own launcher, shared rendezvous store, default "
+                        "rdzv timeouts (to compare)")
     p.add_argument("--keep-logs", action="store_true", help="copy every trial's agent logs to --out")
     p.add_argument("--out", default="out/bench-recovery", help="folder for the PNG, the JSON and the logs")
     return p.parse_args(argv)
@@ -160,6 +162,8 @@ def run_trial(i: int, args, workdir: Path) -> dict:
         conf = [f"is_host={'true' if host else 'false'}"] + ([] if args.untuned else [TUNED_RDZV])
         # The project's launcher (python -m trainkit.torchrun, as every recipe runs it) or torch's.
         launcher = ["-m", "trainkit.torchrun"] if args.launcher == "trainkit" else ["-m", "torch.distributed.run"]
+        if args.untuned:
+            launcher = ["-m", "torch.distributed.run"]
         cmd = [sys.executable, *launcher, "--nnodes=1:2", "--nproc-per-node=1",
                f"--max-restarts={args.max_restarts}", "--monitor-interval=0.1", "--rdzv-backend=c10d",
                f"--rdzv-endpoint=127.0.0.1:{port}", f"--rdzv-id=bench{i}", f"--rdzv-conf={','.join(conf)}",
@@ -310,7 +314,7 @@ def main(argv=None) -> int:
     total = time.time() - t_start
     report = {"args": vars(args), "total_s": total, "trials": trials, "summary": {}}
     lines = [f"recovery benchmark: sample={args.sample} trials={args.trials} kills={args.kills} "
-             f"checkpoint_every={args.checkpoint_every} launcher={args.launcher} {'UNTUNED' if args.untuned else 'tuned'}"
+             f"checkpoint_every={args.checkpoint_every} launcher={'torchrun' if args.untuned else args.launcher} {'UNTUNED' if args.untuned else 'tuned'}"
              f"{'' if args.rdzv_poll is None else f' rdzv_poll={args.rdzv_poll}s'} "
              f"({total:.0f} s)"]
     for kind in dict.fromkeys(k["kind"] for t in trials for k in t["kills"]):
