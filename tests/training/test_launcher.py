@@ -138,3 +138,28 @@ def test_bad_poll_setting_is_one_clear_line(tmp_path, value):
     assert out.returncode != 0
     assert f"TRAINKIT_RDZV_POLL={value!r}: expected seconds in (0, 1], or off" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_sigterm_to_the_agent_saves_on_every_worker_and_leaves_no_process(cluster, tmp_path):
+    """Pod deletion: the kubelet SIGTERMs the agent (PID 1); the fork server must not outlive it."""
+    import signal
+    import time
+
+    from training_harness import alive
+
+    ck = tmp_path / "ck"
+    agent = cluster.start("agent", "smoke.py", [*SMOKE_ARGS, "--checkpoint-dir", str(ck)], nproc=2)
+    cluster.wait_for(lambda: any(int(e["step"]) >= 5 for e in agent.events("TRAIN")), 120, "step 5")
+    agent.track()
+    started = set(agent.tracked)                    # fork server, workers (and torch's helpers)
+    assert len([e for e in agent.events("DDP")]) == 2 and len(started) >= 3, started
+    agent.proc.send_signal(signal.SIGTERM)
+    assert agent.proc.wait(timeout=60) != 0
+    stops = [e for e in agent.events("STOP") if e.get("action") == "exit"]
+    assert sorted(e["rank"] for e in stops) == ["0", "1"] and {e["saved"] for e in stops} == {"true"}
+    saved = [e for e in agent.events("CKPT") if e.get("reason") == "sigterm" and e.get("phase") == "complete"]
+    assert len(saved) == 1 and (Path(saved[0]["path"]) / "COMPLETE").is_file()
+    deadline = time.time() + 10
+    while time.time() < deadline and any(alive(p) for p in started):
+        time.sleep(0.1)
+    assert not [p for p in started if alive(p)], "processes outlived the agent"
