@@ -260,3 +260,18 @@ def test_readme_generator_reports_undocumented_and_stale(tmp_path, capsys):
     assert gen_chart_readme.main(["--chart", str(copy)]) == 0
     assert "| `newValue` |" in (copy / "README.md").read_text()
     assert gen_chart_readme.main(["--chart", str(copy), "--check"]) == 0
+
+
+def test_statefulset_script_passes_each_value_as_one_literal_argument():
+    """The statefulset mode runs torchrun from a bash script; args must reach it as the other modes' do."""
+    import shlex
+    tricky = ["--name=my run", "it's", "a;b && echo pwned", "--x=$(POD_NAME)", "${HOME}", "--epochs=2"]
+    docs = template_docs("--set", "mode=statefulset", "--set-json", "args=" + json.dumps(tricky),
+                         "--set-json", 'torchrun.launcher=["python3","-m","trainkit.torchrun"]')
+    sts = next(d for d in docs if d["kind"] == "StatefulSet")
+    script = sts["spec"]["template"]["spec"]["containers"][0]["args"][0]
+    exec_line = script[script.index("exec "):].replace("\\\n", " ")   # bash line continuations
+    words = shlex.split(exec_line)
+    assert words[:4] == ["exec", "python3", "-m", "trainkit.torchrun"]
+    assert words[-len(tricky):] == tricky
+    assert words[-len(tricky) - 1] == "/app/training/smoke.py"

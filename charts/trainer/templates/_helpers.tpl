@@ -180,3 +180,14 @@ tolerations:
 {{- fail (printf "the StatefulSet name %q is longer than 52 characters: its pods' controller-revision-hash label would exceed 63" (include "trainer.fullname" .)) }}
 {{- end }}
 {{- end }}
+
+{{/* One word for the statefulset mode's bash script: as is when it holds no shell syntax, else
+single-quoted, so that each value reaches torchrun as one literal argument, exactly as a container
+arg would in the other modes (the kubelet still expands $(VAR) before bash runs). */}}
+{{- define "trainer.shellWord" -}}
+{{- if regexMatch "^[A-Za-z0-9_./=:,@%+-]+$" . -}}
+{{ . }}
+{{- else -}}
+'{{ replace "'" "'\\''" . }}'
+{{- end -}}
+{{- end }}
