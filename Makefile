@@ -44,6 +44,7 @@ chart: $(STAMP)
 	$(VENV)/bin/helm lint --strict charts/trainer
 	for f in charts/trainer/ci/*.yaml; do $(VENV)/bin/helm lint --strict charts/trainer -f $$f || exit 1; done
 	$(PY) scripts/gen_chart_readme.py --check
+	$(PY) scripts/gen_chart_schema.py --check
 	$(VENV)/bin/helm package charts/trainer --destination dist/
 
 # Regenerate the Kubeflow / JobSet JSON schemas from the official API packages (a test fails when they are stale).

@@ -31,6 +31,17 @@ def schema_error(*sets: str) -> str:
     (("--set", "nodes=-2"), "at '/nodes': minimum: got -2, want 1"),
     (("--set", "gpusPerNode=-1"), "at '/gpusPerNode': minimum: got -1, want 0"),
     (("--set", "mode=mpijob"), "at '/mode': value must be one of"),
+    # pass-through pod fields, checked against Kubernetes' strict definitions (scripts/gen_chart_schema.py)
+    (("--set", "podSecurityContext.runAsUsr=1"), "at '/podSecurityContext': additional properties 'runAsUsr' not allowed"),
+    (("--set", "podSecurityContext.runAsUser=abc"), "at '/podSecurityContext/runAsUser': got string, want null or integer"),
+    (("--set", "tolerations[0].operatr=Exists"), "at '/tolerations/0': additional properties 'operatr' not allowed"),
+    (("--set", "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]"
+               ".matchExpressions[0].key=x"),
+     "at '/affinity/nodeAffinity/requiredDuringSchedulingIgnoredDuringExecution/nodeSelectorTerms/0/"
+     "matchExpressions/0': missing property 'operator'"),
+    (("--set", "affinity.podAntiAfinity.x=1"), "at '/affinity': additional properties 'podAntiAfinity' not allowed"),
+    (("--set", "env[0].name=A", "--set", "env[0].valueFrom.secretKeyRef.nam=x"),
+     "at '/env/0/valueFrom/secretKeyRef': additional properties 'nam' not allowed"),
 ])
 def test_schema_rejects_with_path(flag, message):
     assert message in schema_error(*flag)
@@ -64,3 +75,19 @@ def test_contradictions_fail_with_the_value_named(sets, message):
     proc = template(*sets)
     assert proc.returncode != 0
     assert message in proc.stderr, proc.stderr
+
+
+def test_pass_through_definitions_are_current_and_accept_real_values():
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, str(CHART.parents[1] / "scripts" / "gen_chart_schema.py"), "--check"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    ok = template("--set-json", 'affinity={"podAntiAffinity":{"preferredDuringSchedulingIgnoredDuringExecution":'
+                  '[{"weight":100,"podAffinityTerm":{"topologyKey":"kubernetes.io/hostname",'
+                  '"labelSelector":{"matchLabels":{"app":"x"}}}}]}}',
+                  "--set-json", 'podSecurityContext={"runAsUser":1000,"fsGroup":1000,'
+                  '"seccompProfile":{"type":"RuntimeDefault"}}',
+                  "--set-json", 'tolerations=[{"key":"k","operator":"Exists","effect":"NoSchedule"}]')
+    assert ok.returncode == 0, ok.stderr
+    assert "podAntiAffinity" in ok.stdout and "RuntimeDefault" in ok.stdout

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Fill the chart's pass-through values with Kubernetes' own schemas.
+
+`affinity`, `podSecurityContext`, `tolerations` and `env` go into the pods
+unchanged, so `charts/trainer/values.schema.json` describes them with the
+strict Kubernetes definitions (`additionalProperties: false`) of the version
+the project targets (kdt.versions.KUBERNETES_DEFAULT), embedded under `$defs`.
+A misspelt field (`podSecurityContext.runAsUsr`) then fails `helm install`
+with Helm's own message instead of being dropped on the way to the cluster.
+
+    .venv/bin/python scripts/gen_chart_schema.py          # rewrite the file
+    .venv/bin/python scripts/gen_chart_schema.py --check  # exit 1 if it is stale (make chart, tests)
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from kdt import versions  # noqa: E402
+from kdt.schemas import closure, kubernetes_pool  # noqa: E402
+
+SCHEMA = ROOT / "charts" / "trainer" / "values.schema.json"
+# value -> (Kubernetes definition, whether the value is a list of them)
+PASS_THROUGH = {
+    "affinity": ("io.k8s.api.core.v1.Affinity", False),
+    "podSecurityContext": ("io.k8s.api.core.v1.PodSecurityContext", False),
+    "tolerations": ("io.k8s.api.core.v1.Toleration", True),
+    "env": ("io.k8s.api.core.v1.EnvVar", True),
+}
+
+
+def generate(current: dict) -> dict:
+    pool = kubernetes_pool(versions.KUBERNETES_DEFAULT)
+    out = dict(current)
+    props = dict(out["properties"])
+    defs: dict = {}
+    for value, (definition, is_list) in PASS_THROUGH.items():
+        defs.update(closure(definition, [pool])["$defs"])
+        ref = {"$ref": f"#/$defs/{definition}"}
+        props[value] = {"type": "array", "items": ref} if is_list else ref
+    out["properties"] = props
+    out["$comment"] = (f"$defs: Kubernetes {versions.KUBERNETES_DEFAULT} strict definitions, written by "
+                       f"scripts/gen_chart_schema.py; edit the rest by hand.")
+    out["$defs"] = dict(sorted(defs.items()))
+    return out
+
+
+def render(schema: dict) -> str:
+    return json.dumps(schema, indent=2) + "\n"
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--check", action="store_true", help="exit 1 if the file differs from what would be written")
+    args = p.parse_args(argv)
+    text = SCHEMA.read_text()
+    new = render(generate(json.loads(text)))
+    if args.check:
+        if new != text:
+            print(f"{SCHEMA.relative_to(ROOT)}: Kubernetes definitions are stale; run scripts/gen_chart_schema.py",
+                  file=sys.stderr)
+            return 1
+        return 0
+    if new != text:
+        tmp = SCHEMA.with_suffix(".json.tmp")
+        tmp.write_text(new)
+        tmp.replace(SCHEMA)
+    print(f"wrote {SCHEMA.relative_to(ROOT)} ({len(PASS_THROUGH)} values from Kubernetes "
+          f"{versions.KUBERNETES_DEFAULT})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
