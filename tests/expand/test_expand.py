@@ -58,7 +58,9 @@ def test_ddp_pods_env_ports_init_and_restart_policy(load):
         assert init[0]["image"] == INJ.V1_INIT_CONTAINER_IMAGE
         assert "nslookup mnist-ddp-master-0;" in init[0]["command"][2]
         assert pod["metadata"]["labels"][INJ.V1_LABEL_REPLICA_TYPE] == "worker"
+        assert INJ.V1_LABEL_JOB_ROLE not in pod["metadata"]["labels"]
     assert master["metadata"]["labels"]["app"] == "mnist"
+    assert master["metadata"]["labels"][INJ.V1_LABEL_JOB_ROLE] == "master"
     assert master["metadata"]["namespace"] == "train"
 
 

@@ -59,3 +59,17 @@ def test_finding_points_at_the_offending_line():
     master = next(i for i, ln in enumerate(text, 1) if ln.strip() == "Master:")
     assert f.line == master + 1   # replicas absent: the Master mapping (its first key) is located
     assert f.kind == "PyTorchJob" and f.name == "job"
+
+
+def test_ttl_alone_matters_only_on_trainer_2_1(tmp_path):
+    """kubeflow/trainer#2981: a succeeded JobSet deleted by its TTL is recreated on 2.1 (fixed after it)."""
+    text = (FIXTURES / "runtime-ttl-failure-policy" / "bad.yaml").read_text()
+    assert "failurePolicy: {maxRestarts: 3}\n" in text
+    path = tmp_path / "ttl-only.yaml"
+    path.write_text(text.replace("      failurePolicy: {maxRestarts: 3}\n", ""))
+    docs, _ = load_paths([str(path)])
+    hits = {v: [f for f in lint_documents(docs, trainer_version=v) if f.rule == "runtime-ttl-failure-policy"]
+            for v in ("2.1", "2.3")}
+    assert len(hits["2.1"]) == 1 and "kubeflow/trainer#2981" in hits["2.1"][0].message
+    assert hits["2.1"][0].path == "spec.template.spec.ttlSecondsAfterFinished"
+    assert hits["2.3"] == []

@@ -109,7 +109,9 @@ def expand(doc: Document, load: LoadFn) -> tuple[list[Expanded], list[Finding]]:
         elastic_env.append(("PET_NNODES", f"{lo}:{hi}"))
         if elastic.get("maxRestarts") is not None:
             elastic_env.append(("PET_MAX_RESTARTS", str(elastic["maxRestarts"])))
-        # elastic.go: elasticPolicy.nProcPerNode (deprecated) when set, else spec.nprocPerNode.
+        # elasticPolicy.nProcPerNode (deprecated) when set (elastic.go ElasticEnvVarGenerator); otherwise
+        # spec.nprocPerNode (envvar.go setPodEnv, since kubeflow/training-operator#1948, v1.8). The webhook
+        # forbids setting both, and the defaulter sets spec.nprocPerNode=auto only when neither is set.
         enp = elastic.get("nProcPerNode")
         elastic_env.append(("PET_NPROC_PER_NODE", str(enp if enp is not None else nproc)))
         if elastic.get("rdzvId") is not None:
@@ -149,11 +151,15 @@ def expand(doc: Document, load: LoadFn) -> tuple[list[Expanded], list[Finding]]:
             for k, v in ((INJ.V1_LABEL_OPERATOR, INJ.V1_OPERATOR_NAME), (INJ.V1_LABEL_JOB_NAME, name),
                          (INJ.V1_LABEL_REPLICA_TYPE, canon.lower()), (INJ.V1_LABEL_REPLICA_INDEX, str(index))):
                 put(labels, k, v, ("metadata", "labels"), trace, "Training Operator pod labels (common/pod.go)")
+            if canon == TO1.MASTER:
+                put(labels, INJ.V1_LABEL_JOB_ROLE, "master", ("metadata", "labels"), trace,
+                    "Training Operator: the Master's pods (common/pod.go createNewPod, IsMasterRole)")
             pod["metadata"] = pmeta
             pspec = template.get("spec")
             pod["spec"] = pspec
             sp = ("spec",)
-            # restartPolicy (common/pod.go setRestartPolicy): the replica's, ExitCode -> Never.
+            # restartPolicy (common/pod.go createNewPod -> core/pod.go SetRestartPolicy): the replica's,
+            # ExitCode -> Never.
             rp = str(rspec.get("restartPolicy"))
             why = ("default OnFailure (pytorch_defaults.go)" if r.get("restart_defaulted")
                    else f"replica restartPolicy {rp}")

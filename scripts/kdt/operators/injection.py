@@ -49,12 +49,15 @@ def v1_init_container(job_name: str) -> dict:
     }
 
 
-# pkg/controller.v1/common/pod.go / pkg/controller.v1/common/job_controller.go GenLabels:
-# labels the operator sets on every pod it creates.
+# pkg/controller.v1/common/job_controller.go GenLabels (operator-name, job-name) and
+# pkg/controller.v1/common/pod.go createNewPod (replica-type, lower-cased; replica-index; and
+# job-role=master on the Master's pods, pytorchjob_controller.go IsMasterRole): the labels the
+# operator sets on every pod it creates.
 V1_LABEL_JOB_NAME = "training.kubeflow.org/job-name"
 V1_LABEL_OPERATOR = "training.kubeflow.org/operator-name"
 V1_LABEL_REPLICA_TYPE = "training.kubeflow.org/replica-type"
 V1_LABEL_REPLICA_INDEX = "training.kubeflow.org/replica-index"
+V1_LABEL_JOB_ROLE = "training.kubeflow.org/job-role"
 V1_OPERATOR_NAME = "pytorchjob-controller"
 
 # ---------------------------------------------------------------- Trainer v2

@@ -32,7 +32,8 @@ REPLICA_TYPES = (MASTER, WORKER)
 # pkg/apis/kubeflow.org/v1/pytorch_types.go: PytorchJobDefaultRestartPolicy = OnFailure.
 RESTART_POLICIES = ("Always", "OnFailure", "Never", "ExitCode")
 DEFAULT_RESTART_POLICY = "OnFailure"
-# pkg/controller.v1/common/pod.go setRestartPolicy: the pod template's restartPolicy is
+# pkg/controller.v1/common/pod.go createNewPod -> pkg/core/pod.go SetRestartPolicy (with a
+# warning event "Restart policy in pod template will be overwritten"): the pod template's restartPolicy is
 # overwritten by the replica's (ExitCode becomes Never on the pod), so a value
 # written inside the template never takes effect.
 TEMPLATE_RESTART_POLICY_OVERWRITTEN = True

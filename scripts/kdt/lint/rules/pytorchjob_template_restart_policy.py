@@ -4,7 +4,8 @@ The operator sets the pod's restartPolicy from the replica's `restartPolicy`
 (ExitCode becomes Never), so a value in `template.spec` never takes effect. Set
 it on the replica (`pytorchReplicaSpecs.<type>.restartPolicy`).
 
-Source: training-operator v1.8/v1.9 pkg/controller.v1/common/pod.go setRestartPolicy.
+Source: training-operator v1.8/v1.9 pkg/controller.v1/common/pod.go createNewPod, which calls
+pkg/core/pod.go SetRestartPolicy (ExitCode becomes Never on the pod) and records a warning event.
 """
 from ...findings import WARNING
 from ._util import d, pytorchjobs, replica_specs
