@@ -261,5 +261,12 @@ def main(argv=None) -> int:
     return 0
 
 
+if __name__ == "__trainkit_warm__":
+    # Run once by trainkit.torchrun's fork server (trainkit/warm.py): transformers is imported lazily
+    # above to keep --help fast, but every restarted worker would then import it again (~4.8 s of CPU
+    # here). Imported here, forked workers find it loaded.
+    import transformers  # noqa: F401
+    from transformers import AutoTokenizer, ByT5Tokenizer, T5Config, T5ForConditionalGeneration  # noqa: F401
+
 if __name__ == "__main__":
     sys.exit(main())

@@ -163,3 +163,24 @@ def test_sigterm_to_the_agent_saves_on_every_worker_and_leaves_no_process(cluste
     while time.time() < deadline and any(alive(p) for p in started):
         time.sleep(0.1)
     assert not [p for p in started if alive(p)], "processes outlived the agent"
+
+
+@pytest.mark.parametrize("sample", ["smoke.py", "mnist_ddp.py", "t5_fsdp.py"])
+def test_fork_server_stays_single_threaded_after_preloading_each_sample(sample):
+    """fork() copies only the calling thread: a helper thread started by an import in the fork server
+    (holding a lock at fork time) would deadlock workers at random. The preload must leave one thread,
+    and no CUDA context."""
+    code = ("import os, threading\n"
+            f"import {', '.join(launcher.PRELOAD[:-1])}\n"
+            "import trainkit.warm\n"
+            "import torch\n"
+            "assert trainkit.warm._script, 'nothing preloaded'\n"
+            "print(len(os.listdir('/proc/self/task')), threading.active_count(), torch.cuda.is_initialized(),"
+            " sorted(m for m in ('numpy', 'transformers') if m in __import__('sys').modules))\n")
+    env = base_env(TRAINKIT_WARM_SCRIPT=str(TRAINING / sample), PYTORCH_NVML_BASED_CUDA_CHECK="1")
+    out = subprocess.run([PYTHON, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "[WARN]" not in out.stderr, out.stderr
+    native, py, cuda, loaded = out.stdout.split(" ", 3)
+    assert (native, py, cuda) == ("1", "1", "False")
+    assert "numpy" in loaded and ("transformers" in loaded) == (sample == "t5_fsdp.py")

@@ -2,8 +2,13 @@
 
 Runs the script named by ``TRAINKIT_WARM_SCRIPT`` with ``__name__`` set to
 ``__trainkit_warm__`` (so its ``if __name__ == "__main__":`` block does not
-run), which imports everything the script imports. Workers forked afterwards
-find those modules loaded. Whatever goes wrong here is reported on stderr and
+run), which imports everything the script imports at its top level. Workers
+forked afterwards find those modules loaded. A script that imports something
+heavy lazily (inside a function, to keep ``--help`` fast) can name it for the
+fork server in a block of its own::
+
+    if __name__ == "__trainkit_warm__":
+        import transformers  # noqa: F401 Whatever goes wrong here is reported on stderr and
 costs only speed: the worker then imports for itself.
 """
 from __future__ import annotations
