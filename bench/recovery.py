@@ -47,6 +47,7 @@ SAMPLES = {
     # sample: (script, args, its default --checkpoint-every)
     "mnist": ("mnist_ddp.py", ["--data-dir", "/nonexistent-mnist", "--batch-size", "32", "--epochs", "2"], 100),
     "smoke": ("smoke.py", ["--samples", "4096", "--batch", "32", "--epochs", "2"], 50),
+    "t5": ("t5_fsdp.py", ["--tiny", "--samples", "1600", "--batch-size", "8", "--epochs", "1"], 100),
 }
 
 

@@ -9,7 +9,10 @@
   Operator's `kubeflow.org/v1` PyTorchJob: generated/*.json, written by
   generate.py from the official API packages.
 - Argo CD `Application` / `ApplicationSet` (`argoproj.io/v1alpha1`): argocd.json,
-  written by hand from Argo CD's documented fields.
+  written by hand: Application from Argo CD's documented fields, ApplicationSet
+  field by field from pkg/apis/application/v1alpha1/applicationset_types.go
+  (generators, nested matrix/merge, template, strategy; SCM/pull-request
+  provider blocks and list elements stay open).
 
 The project's files refer to Kubernetes types as `kubernetes:<definition>`;
 those references become `#/$defs/<definition>` when the files are loaded, and
