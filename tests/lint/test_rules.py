@@ -73,3 +73,11 @@ def test_ttl_alone_matters_only_on_trainer_2_1(tmp_path):
     assert len(hits["2.1"]) == 1 and "kubeflow/trainer#2981" in hits["2.1"][0].message
     assert hits["2.1"][0].path == "spec.template.spec.ttlSecondsAfterFinished"
     assert hits["2.3"] == []
+
+
+def test_restart_store_rule_sees_each_way_of_restarting():
+    docs, _ = load_paths([str(FIXTURES / "torchrun-restart-store" / "bad.yaml")])
+    hits = [f for f in lint_documents(docs) if f.rule == "torchrun-restart-store"]
+    assert sorted((f.kind, f.message.split(" ")[0]) for f in hits) == [
+        ("PyTorchJob", "elasticPolicy.maxRestarts=5"), ("StatefulSet", "--max-restarts=3"),
+        ("TrainJob", "--max-restarts=2")]

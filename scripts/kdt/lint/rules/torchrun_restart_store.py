@@ -1,0 +1,92 @@
+"""A torchrun that restarts its workers in place sets `TORCH_DISABLE_SHARE_RDZV_TCP_STORE=1`.
+
+With a c10d rendezvous, torchrun's agent hands its rendezvous TCPStore to the
+workers (`use_agent_store`; the default since torch 2.5, pytorch/pytorch#128096;
+older torch is not affected). After a worker dies, the restarted group can read
+the previous round's addresses from that store and hang, or need several
+attempts (pytorch/pytorch#135712). Measured on torch 2.13 (docs/training.md):
+without the setting, 2 of 5 trials hung after a killed worker; with it, none
+of 20. It matters wherever the agent restarts workers: `--max-restarts` above
+0 on the command line, `PET_MAX_RESTARTS`, or a PyTorchJob `elasticPolicy.maxRestarts`.
+
+Images that set the variable themselves are listed in the option
+`images_with_setting` (the project's own image does); their containers pass.
+
+Source: torch 2.13 torch/distributed/elastic/rendezvous/dynamic_rendezvous.py
+(`use_agent_store` is off only when the variable is "1"); pytorch/pytorch#128096 (shared
+store by default), #135712 (restarts with it).
+"""
+from ... import versions
+from ...findings import WARNING
+from ..pods import all_containers, as_int, command_line, runtime_for, trainer_pod
+from ._util import d, lst
+
+ID = "torchrun-restart-store"
+LEVEL = WARNING
+OPTIONS = {"images_with_setting": [versions.IMAGE_REPOSITORY]}
+VAR = "TORCH_DISABLE_SHARE_RDZV_TCP_STORE"
+_FLAGS = ("--max-restarts", "--max_restarts")
+
+
+def max_restarts(cmd: list[str]) -> int | None:
+    """The value of --max-restarts in a command line (also inside `sh -c` strings); None if absent."""
+    tokens = [t.strip("'\";") for part in cmd for t in str(part).split()]
+    found = None
+    for i, t in enumerate(tokens):
+        key, eq, val = t.partition("=")
+        if key in _FLAGS:
+            found = as_int(val if eq else (tokens[i + 1] if i + 1 < len(tokens) else None))
+    return found
+
+
+def env_value(c: dict, name: str):
+    for e in lst(c.get("env")):
+        if d(e).get("name") == name:
+            return d(e).get("value")
+    return None
+
+
+def _covered(c: dict, images) -> bool:
+    if str(env_value(c, VAR)) == "1":
+        return True
+    image = str(c.get("image") or "")
+    return any(image == i or image.startswith(i + ":") or image.startswith(i + "@") for i in images)
+
+
+def _restarts(doc, c: dict) -> tuple[int, str] | None:
+    n = max_restarts(command_line(c))
+    if n:
+        return n, f"--max-restarts={n}"
+    n = as_int(env_value(c, "PET_MAX_RESTARTS"))
+    if n:
+        return n, f"PET_MAX_RESTARTS={n}"
+    if doc.kind == "PyTorchJob" and c.get("name") == "pytorch":
+        n = as_int(doc.get(("spec", "elasticPolicy", "maxRestarts")))
+        if n:
+            return n, f"elasticPolicy.maxRestarts={n}"
+    return None
+
+
+def check(docs, ctx):
+    images = ctx.opt("images_with_setting") or OPTIONS["images_with_setting"]
+    for doc in docs:
+        if doc.kind == "TrainJob":
+            trainer = d(doc.get(("spec", "trainer")))
+            r = _restarts(doc, trainer)
+            runtime = runtime_for(doc, docs)
+            merged = trainer_pod(doc, runtime) if (r and runtime is not None) else None
+            node = merged[1] if merged else trainer
+            if r and not _covered(node, images):
+                yield doc.finding(ID, f"{r[1]} without {VAR}=1 in the node container: with torch >= 2.5 a "
+                                      f"restarted worker group can hang on stale store addresses (pytorch/pytorch#135712)",
+                                  ("spec", "trainer"))
+            continue
+        for pt, path, c in all_containers(doc, init=False):
+            if pt is None:
+                continue
+            r = _restarts(doc, c)
+            if r and not _covered(c, images):
+                yield doc.finding(ID, f"{r[1]} without {VAR}=1 in container {c.get('name')!r}: with torch >= "
+                                      f"2.5 a restarted worker group can hang on stale store addresses "
+                                      f"(pytorch/pytorch#135712)",
+                                  path + (("env",) if "env" in c else ()))
