@@ -59,7 +59,12 @@ def main(argv=None) -> int:
     p.add_argument("--check", action="store_true", help="exit 1 if the file differs from what would be written")
     args = p.parse_args(argv)
     text = SCHEMA.read_text()
-    new = render(generate(json.loads(text)))
+    try:
+        current = json.loads(text)
+    except json.JSONDecodeError as e:
+        print(f"{SCHEMA.relative_to(ROOT)}:{e.lineno}:{e.colno}: not JSON: {e.msg}", file=sys.stderr)
+        return 2
+    new = render(generate(current))
     if args.check:
         if new != text:
             print(f"{SCHEMA.relative_to(ROOT)}: Kubernetes definitions are stale; run scripts/gen_chart_schema.py",

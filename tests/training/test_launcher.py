@@ -184,3 +184,10 @@ def test_fork_server_stays_single_threaded_after_preloading_each_sample(sample):
     native, py, cuda, loaded = out.stdout.split(" ", 3)
     assert (native, py, cuda) == ("1", "1", "False")
     assert "numpy" in loaded and ("transformers" in loaded) == (sample == "t5_fsdp.py")
+
+
+def test_a_missing_script_is_one_line_before_any_rendezvous(tmp_path):
+    out = launch(tmp_path, tmp_path / "nope.py", timeout=60)
+    assert out.returncode != 0
+    assert f"trainkit.torchrun: training script {tmp_path / 'nope.py'}: no such file" in out.stderr
+    assert "Traceback" not in out.stderr and "[LAUNCH]" not in out.stdout

@@ -145,6 +145,9 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError:
         sys.exit(f"trainkit.torchrun: {POLL_ENV}={poll!r}: expected seconds in (0, 1], or off")
     args = torchrun.parse_args(argv)
+    if not (args.module or args.no_python) and not os.path.isfile(args.training_script):
+        # torchrun would find out in every worker of every node, after the rendezvous.
+        sys.exit(f"trainkit.torchrun: training script {args.training_script}: no such file")
     why_not = warm_eligible(args, argv)
     if why_not is None:
         configure_warm(args)
