@@ -191,3 +191,20 @@ def test_a_missing_script_is_one_line_before_any_rendezvous(tmp_path):
     assert out.returncode != 0
     assert f"trainkit.torchrun: training script {tmp_path / 'nope.py'}: no such file" in out.stderr
     assert "Traceback" not in out.stderr and "[LAUNCH]" not in out.stdout
+
+
+@pytest.mark.parametrize("argv,warns", [
+    (["--nnodes=2", "--max-restarts=3", "--master-addr=h", "SCRIPT"], True),        # Trainer v2's shape
+    (["--nnodes=2", "--max-restarts=0", "--master-addr=h", "SCRIPT"], False),
+    (["--nnodes=2", "--max-restarts=3", "--rdzv-backend=c10d", "--rdzv-endpoint=h:1", "SCRIPT"], False),
+    (["--nnodes=1", "--max-restarts=3", "SCRIPT"], False),                          # becomes standalone c10d
+    (["--standalone", "--max-restarts=3", "SCRIPT"], False),
+])
+def test_static_rendezvous_restarts_are_warned_about(tmp_path, argv, warns):
+    from torch.distributed import run as torchrun
+    script = write_script(tmp_path, "return 0")
+    argv = [str(script) if a == "SCRIPT" else a for a in argv]
+    warning = launcher.static_restart_warning(torchrun.parse_args(argv))
+    assert (warning is not None) == warns
+    if warns:
+        assert "static rendezvous" in warning and "--rdzv-backend=c10d" in warning

@@ -178,3 +178,24 @@ def test_t5_fsdp_worker_kill_resumes_from_sharded_checkpoint_bit_identical(clust
     assert_resumes_were_complete(agents)
     d = final_result(agents, world_size=2)
     assert d["weights_sha256"] == ref["weights_sha256"] and d["final_loss"] == ref["final_loss"]
+
+
+def test_trainjob_shaped_launch_fails_the_pod_fast_so_jobset_restarts_the_group(cluster, tmp_path):
+    """Trainer v2's launch: PET_NNODES/PET_NODE_RANK/PET_MASTER_ADDR/PET_MASTER_PORT only, so torchrun uses
+    its static rendezvous. In-place restarts are unsafe there (the nodes' restart counts can diverge and
+    the next group waits forever: seen in 2 of 6 trials), so the TrainJob recipes restart nothing in
+    place: a killed worker must end both agents with an error, quickly, for JobSet's failurePolicy."""
+    port = free_port()
+    agents = [cluster.start(f"node{r}", "smoke.py", [*SMOKE_ARGS, "--checkpoint-dir", str(tmp_path / "ck")],
+                            pet_env={"PET_NNODES": "2", "PET_NPROC_PER_NODE": "1", "PET_NODE_RANK": str(r),
+                                     "PET_MASTER_ADDR": "127.0.0.1", "PET_MASTER_PORT": str(port)})
+              for r in (0, 1)]
+    wait_train_step(cluster, agents, 9)
+    _, pid = newest_worker(agents, 1)
+    t_kill = time.time()
+    os.kill(pid, signal.SIGKILL)
+    rcs = cluster.wait_all(60, agents)
+    assert all(rc != 0 for rc in rcs), cluster.dump()
+    assert time.time() - t_kill < 30
+    assert not any(int(e["restart"]) > 0 for a in agents for e in a.events("DDP"))   # nothing restarted in place
+    assert_resumes_were_complete(agents)

@@ -157,13 +157,18 @@ class Cluster:
     def start(self, name: str, sample: str, args: list[str], *, nnodes: str = "1", nproc: int = 2,
               rdzv_port: int | None = None, rdzv_id: str = "job", host: bool = True,
               rdzv_conf: str = "", max_restarts: int = 0, env: dict | None = None,
-              launcher: str = "trainkit") -> Agent:
+              launcher: str = "trainkit", pet_env: dict | None = None) -> Agent:
         # trainkit: python -m trainkit.torchrun, as every recipe of the project launches (warm workers);
         # torchrun: torch's own launcher, which the samples support as well.
         launcher_cmd = {"trainkit": ["-m", "trainkit.torchrun"], "torchrun": ["-m", "torch.distributed.run"]}[launcher]
         cmd = [PYTHON, *launcher_cmd, f"--nnodes={nnodes}", f"--nproc-per-node={nproc}",
                f"--max-restarts={max_restarts}", "--monitor-interval=0.1"]
-        if rdzv_port is None:
+        if pet_env is not None:
+            # As Trainer v2 launches: the node count, rank and master only in PET_* (torchrun's flag
+            # defaults), static rendezvous, no --nnodes/--nproc-per-node on the command line.
+            cmd = [PYTHON, *launcher_cmd, f"--max-restarts={max_restarts}", "--monitor-interval=0.1"]
+            env = {**(env or {}), **pet_env}
+        elif rdzv_port is None:
             cmd += ["--standalone"]
         else:
             conf = ",".join(x for x in [f"is_host={'true' if host else 'false'}", rdzv_conf] if x)

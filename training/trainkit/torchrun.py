@@ -99,6 +99,24 @@ def warm_eligible(args, argv: list[str]) -> str | None:
     return None
 
 
+def static_restart_warning(args) -> str | None:
+    """Why in-place restarts of these arguments can hang (None: they cannot, as far as we know).
+
+    torchrun's static rendezvous (no --rdzv-backend, several nodes) never re-forms the group: each agent
+    counts its own restarts and keys the next group's store by that count. When one node needs an extra
+    attempt the counts diverge and the group waits forever (docs/training.md; lint rule
+    torchrun-static-restart). With warm workers the extra attempt is more likely, not new.
+    """
+    from torch.distributed import run as torchrun
+
+    _, max_nodes = torchrun.parse_min_max_nnodes(args.nnodes)
+    if args.standalone or args.rdzv_backend != "static" or args.max_restarts <= 0 or max_nodes <= 1:
+        return None
+    return (f"--max-restarts={args.max_restarts} with the static rendezvous: a restart can hang when the "
+            f"nodes' restart counts diverge; use --rdzv-backend=c10d, or --max-restarts=0 and let the "
+            f"operator restart the pods")
+
+
 def configure_warm(args) -> None:
     """Switch ``args`` to forked workers, start the fork server and let it preload."""
     import multiprocessing.forkserver as forkserver
@@ -149,6 +167,9 @@ def main(argv: list[str] | None = None) -> None:
         # torchrun would find out in every worker of every node, after the rendezvous.
         sys.exit(f"trainkit.torchrun: training script {args.training_script}: no such file")
     why_not = warm_eligible(args, argv)
+    warning = static_restart_warning(args)
+    if warning:
+        log("WARN", source="trainkit.torchrun", message=warning)
     if why_not is None:
         configure_warm(args)
         # See the module docstring: the agent's first failure log would import it otherwise.

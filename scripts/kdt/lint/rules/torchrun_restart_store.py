@@ -18,32 +18,14 @@ store by default), #135712 (restarts with it).
 """
 from ... import versions
 from ...findings import WARNING
-from ..pods import all_containers, as_int, command_line, runtime_for, trainer_pod
-from ._util import d, lst
+from ..pods import all_containers, runtime_for, trainer_pod
+from ._torchrun import env_value, restarts
+from ._util import d
 
 ID = "torchrun-restart-store"
 LEVEL = WARNING
 OPTIONS = {"images_with_setting": [versions.IMAGE_REPOSITORY]}
 VAR = "TORCH_DISABLE_SHARE_RDZV_TCP_STORE"
-_FLAGS = ("--max-restarts", "--max_restarts")
-
-
-def max_restarts(cmd: list[str]) -> int | None:
-    """The value of --max-restarts in a command line (also inside `sh -c` strings); None if absent."""
-    tokens = [t.strip("'\";") for part in cmd for t in str(part).split()]
-    found = None
-    for i, t in enumerate(tokens):
-        key, eq, val = t.partition("=")
-        if key in _FLAGS:
-            found = as_int(val if eq else (tokens[i + 1] if i + 1 < len(tokens) else None))
-    return found
-
-
-def env_value(c: dict, name: str):
-    for e in lst(c.get("env")):
-        if d(e).get("name") == name:
-            return d(e).get("value")
-    return None
 
 
 def _covered(c: dict, images) -> bool:
@@ -53,26 +35,12 @@ def _covered(c: dict, images) -> bool:
     return any(image == i or image.startswith(i + ":") or image.startswith(i + "@") for i in images)
 
 
-def _restarts(doc, c: dict) -> tuple[int, str] | None:
-    n = max_restarts(command_line(c))
-    if n:
-        return n, f"--max-restarts={n}"
-    n = as_int(env_value(c, "PET_MAX_RESTARTS"))
-    if n:
-        return n, f"PET_MAX_RESTARTS={n}"
-    if doc.kind == "PyTorchJob" and c.get("name") == "pytorch":
-        n = as_int(doc.get(("spec", "elasticPolicy", "maxRestarts")))
-        if n:
-            return n, f"elasticPolicy.maxRestarts={n}"
-    return None
-
-
 def check(docs, ctx):
     images = ctx.opt("images_with_setting") or OPTIONS["images_with_setting"]
     for doc in docs:
         if doc.kind == "TrainJob":
             trainer = d(doc.get(("spec", "trainer")))
-            r = _restarts(doc, trainer)
+            r = restarts(doc, trainer)
             runtime = runtime_for(doc, docs)
             merged = trainer_pod(doc, runtime) if (r and runtime is not None) else None
             node = merged[1] if merged else trainer
@@ -84,7 +52,7 @@ def check(docs, ctx):
         for pt, path, c in all_containers(doc, init=False):
             if pt is None:
                 continue
-            r = _restarts(doc, c)
+            r = restarts(doc, c)
             if r and not _covered(c, images):
                 yield doc.finding(ID, f"{r[1]} without {VAR}=1 in container {c.get('name')!r}: with torch >= "
                                       f"2.5 a restarted worker group can hang on stale store addresses "

@@ -1,0 +1,63 @@
+"""How a container's torchrun is configured, as far as the manifest says (not a rule)."""
+from __future__ import annotations
+
+from ..pods import as_int, command_line
+from ._util import d, lst
+
+_RESTART_FLAGS = ("--max-restarts", "--max_restarts")
+_BACKEND_FLAGS = ("--rdzv-backend", "--rdzv_backend")
+
+
+def _tokens(cmd: list[str]) -> list[str]:
+    """Words of a command line, also inside `sh -c` strings."""
+    return [t.strip("'\";") for part in cmd for t in str(part).split()]
+
+
+def flag(cmd: list[str], names: tuple[str, ...]) -> str | None:
+    """The last value given to any of `names` (`--x=v` or `--x v`); None if absent."""
+    tokens = _tokens(cmd)
+    found = None
+    for i, t in enumerate(tokens):
+        key, eq, val = t.partition("=")
+        if key in names:
+            found = val if eq else (tokens[i + 1] if i + 1 < len(tokens) else None)
+    return found
+
+
+def max_restarts(cmd: list[str]) -> int | None:
+    return as_int(flag(cmd, _RESTART_FLAGS))
+
+
+def env_value(c: dict, name: str):
+    for e in lst(c.get("env")):
+        if d(e).get("name") == name:
+            return d(e).get("value")
+    return None
+
+
+def restarts(doc, c: dict) -> tuple[int, str] | None:
+    """(count, where it comes from) when this container's torchrun restarts workers in place."""
+    n = max_restarts(command_line(c))
+    if n:
+        return n, f"--max-restarts={n}"
+    n = as_int(env_value(c, "PET_MAX_RESTARTS"))
+    if n:
+        return n, f"PET_MAX_RESTARTS={n}"
+    if doc.kind == "PyTorchJob" and c.get("name") == "pytorch":
+        n = as_int(doc.get(("spec", "elasticPolicy", "maxRestarts")))
+        if n:
+            return n, f"elasticPolicy.maxRestarts={n}"
+    return None
+
+
+def rdzv_backend(doc, c: dict) -> str:
+    """The rendezvous backend torchrun will use: the flag, PET_RDZV_BACKEND, the operator's, else static."""
+    cmd = command_line(c)
+    if "--standalone" in _tokens(cmd):
+        return "c10d"
+    value = flag(cmd, _BACKEND_FLAGS) or env_value(c, "PET_RDZV_BACKEND")
+    if value:
+        return str(value)
+    if doc.kind == "PyTorchJob" and isinstance(doc.get(("spec", "elasticPolicy")), dict):
+        return str(doc.get(("spec", "elasticPolicy", "rdzvBackend")) or "c10d")   # the operator's PET_RDZV_BACKEND
+    return "static"
