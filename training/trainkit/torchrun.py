@@ -162,7 +162,9 @@ def main(argv: list[str] | None = None) -> None:
             raise ValueError
     except ValueError:
         sys.exit(f"trainkit.torchrun: {POLL_ENV}={poll!r}: expected seconds in (0, 1], or off")
-    args = torchrun.parse_args(argv)
+    parser = torchrun.get_args_parser()     # torchrun's own flags and PET_* defaults
+    parser.prog = "python3 -m trainkit.torchrun"
+    args = parser.parse_args(argv)
     if not (args.module or args.no_python) and not os.path.isfile(args.training_script):
         # torchrun would find out in every worker of every node, after the rendezvous.
         sys.exit(f"trainkit.torchrun: training script {args.training_script}: no such file")
