@@ -21,7 +21,7 @@ def flag(cmd: list[str], names: tuple[str, ...]) -> str | None:
         key, eq, val = t.partition("=")
         if key in names:
             found = val if eq else (tokens[i + 1] if i + 1 < len(tokens) else None)
-    return found
+    return found.strip("'\";") if found is not None else None
 
 
 def max_restarts(cmd: list[str]) -> int | None:

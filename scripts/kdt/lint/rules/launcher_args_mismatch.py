@@ -12,26 +12,17 @@ training-operator v1.8/v1.9 pkg/controller.v1/pytorch/envvar.go (PET_NNODES = re
 from ...findings import ERROR
 from ..pods import all_containers, as_int, command_line, gpu_count
 from ..pods import runtime_for
+from ._torchrun import flag
 from ._util import d
 
 ID = "launcher-args-mismatch"
 LEVEL = ERROR
-_FLAGS = {"--nnodes": "nnodes", "--nproc_per_node": "nproc", "--nproc-per-node": "nproc"}
 
 
 def flags(cmd: list[str]) -> dict[str, str]:
     """{'nnodes': '2', 'nproc': '4'} from a command line (also inside `sh -c` strings)."""
-    tokens: list[str] = []
-    for part in cmd:
-        tokens.extend(part.split())
-    out = {}
-    for i, t in enumerate(tokens):
-        key, _, val = t.partition("=")
-        if key in _FLAGS:
-            if not val and i + 1 < len(tokens):
-                val = tokens[i + 1]
-            out[_FLAGS[key]] = val.strip("'\";")
-    return out
+    found = {"nnodes": flag(cmd, ("--nnodes",)), "nproc": flag(cmd, ("--nproc_per_node", "--nproc-per-node"))}
+    return {k: v for k, v in found.items() if v}
 
 
 def _nodes(doc, docs):
