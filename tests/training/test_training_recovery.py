@@ -55,6 +55,14 @@ def newest_worker(agents, rank):
     return best[0], int(best[1]["pid"])
 
 
+def signal_worker(agents, rank, sig=signal.SIGKILL) -> float:
+    """Send `sig` to the newest worker of `rank`; the time it was sent."""
+    _, pid = newest_worker(agents, rank)
+    t = time.time()
+    os.kill(pid, sig)
+    return t
+
+
 def last_step_before(agents, t):
     steps = [int(e["step"]) for e in all_events(agents, "TRAIN") if float(e["ts"]) <= t]
     return max(steps) if steps else 0
@@ -75,9 +83,7 @@ def test_worker_sigkill_resumes_bit_identical(cluster, baseline, tmp_path):
     ref = baseline("smoke.py", SMOKE_ARGS)
     agents = elastic_pair(cluster, "smoke.py", SMOKE_ARGS, tmp_path / "ck", FIXED_CONF)
     wait_train_step(cluster, agents, 21)
-    _, pid = newest_worker(agents, 1)
-    t_kill = time.time()
-    os.kill(pid, signal.SIGKILL)
+    t_kill = signal_worker(agents, 1)
     finish(cluster, agents)
     killed_at = last_step_before(agents, t_kill)
     res = first_resume_after(agents, t_kill)
@@ -99,9 +105,7 @@ def test_worker_sigterm_saves_then_resumes_without_losing_a_step(cluster, baseli
     ref = baseline("smoke.py", SMOKE_ARGS)
     agents = elastic_pair(cluster, "smoke.py", SMOKE_ARGS, tmp_path / "ck", FIXED_CONF)
     wait_train_step(cluster, agents, 13)
-    _, pid = newest_worker(agents, 1)
-    t_term = time.time()
-    os.kill(pid, signal.SIGTERM)
+    t_term = signal_worker(agents, 1, signal.SIGTERM)
     finish(cluster, agents)
     stops = [e for e in all_events(agents, "STOP") if e.get("action") == "exit"]
     assert sorted(int(e["rank"]) for e in stops) == [0, 1] and {e["exit"] for e in stops} == {"143"}
@@ -130,9 +134,7 @@ def test_kill_while_checkpoint_is_written_never_loads_it(cluster, baseline, tmp_
     partial = Path(ev["path"])
     assert partial.is_dir() and not (partial / "COMPLETE").exists()
     assert not (ck / "step_000000008").exists()
-    _, pid = newest_worker(agents, 0)                       # rank 0 is the writer
-    t_kill = time.time()
-    os.kill(pid, signal.SIGKILL)
+    t_kill = signal_worker(agents, 0)                       # rank 0 is the writer
     finish(cluster, agents)
     res = first_resume_after(agents, t_kill)
     assert {int(e["step"]) for e in res} == {4}, res       # the previous complete one
@@ -169,9 +171,7 @@ def test_t5_fsdp_worker_kill_resumes_from_sharded_checkpoint_bit_identical(clust
     ref = baseline("t5_fsdp.py", T5_ARGS)
     agents = elastic_pair(cluster, "t5_fsdp.py", T5_ARGS, tmp_path / "ck", FIXED_CONF)
     wait_train_step(cluster, agents, 10)
-    _, pid = newest_worker(agents, 1)
-    t_kill = time.time()
-    os.kill(pid, signal.SIGKILL)
+    t_kill = signal_worker(agents, 1)
     finish(cluster, agents)
     res = first_resume_after(agents, t_kill)
     assert int(res[0]["step"]) in (8, 12) or int(res[0]["step"]) % 4 == 0
@@ -191,9 +191,7 @@ def test_trainjob_shaped_launch_fails_the_pod_fast_so_jobset_restarts_the_group(
                                      "PET_MASTER_ADDR": "127.0.0.1", "PET_MASTER_PORT": str(port)})
               for r in (0, 1)]
     wait_train_step(cluster, agents, 9)
-    _, pid = newest_worker(agents, 1)
-    t_kill = time.time()
-    os.kill(pid, signal.SIGKILL)
+    t_kill = signal_worker(agents, 1)
     rcs = cluster.wait_all(60, agents)
     assert all(rc != 0 for rc in rcs), cluster.dump()
     assert time.time() - t_kill < 30
