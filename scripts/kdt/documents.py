@@ -58,6 +58,7 @@ class Document:
     target: str = ""               # the overlay / chart values file it was rendered from
     source: str = ""               # the source file of the resource, when known
     meta: dict = field(default_factory=dict)
+    prefix: tuple = ()             # path of this object inside the document (`items[3]` of a List)
     _node: Any = field(default=None, repr=False, compare=False)
 
     @property
@@ -100,13 +101,36 @@ class Document:
         """Identity of the resource: (group, kind, namespace, name)."""
         return (self.group, self.kind, self.namespace, self.name)
 
+    def node_at(self, path: Sequence[Any]) -> Any:
+        """The node at `path` (relative to this object), or None."""
+        node = self.node
+        for part in (*self.prefix, *path):
+            child = None
+            if isinstance(node, MappingNode):
+                child = next((v for k, v in node.value if isinstance(k, ScalarNode) and k.value == str(part)), None)
+            elif isinstance(node, SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+                child = node.value[part]
+            if child is None:
+                return None
+            node = child
+        return node
+
+    def key_position(self, path: Sequence[Any], key: Any) -> tuple[int, int] | None:
+        """(line, col) of the key `key` of the mapping at `path` (an unknown field is its key)."""
+        node = self.node_at(path)
+        if isinstance(node, MappingNode):
+            for k, _ in node.value:
+                if isinstance(k, ScalarNode) and k.value == str(key):
+                    return self.line_offset + k.start_mark.line + 1, k.start_mark.column + 1
+        return None
+
     def locate(self, path: Sequence[Any]) -> tuple[int, int, bool]:
         """(line, col, exact) of the node at `path`; the deepest existing ancestor when it is absent."""
         node = self.node
         if node is None:
             return self.line_offset + 1, 1, False
         exact = True
-        for part in path:
+        for part in (*self.prefix, *path):
             child = None
             if isinstance(node, MappingNode):
                 for k, v in node.value:
@@ -136,7 +160,7 @@ class Document:
         """A finding located at `path` in this document."""
         line, col, _ = self.locate(path)
         return Finding(level=level, rule=rule, message=message, file=self.file, doc=self.index,
-                       line=line, col=col, path=format_path(path), kind=self.kind, name=self.name,
+                       line=line, col=col, path=format_path((*self.prefix, *path)), kind=self.kind, name=self.name,
                        target=self.target, source=self.source, extra=extra)
 
 
@@ -255,39 +279,152 @@ def _slow(part: str, offset: int, file: str, index: int, target: str,
     return data, node, True
 
 
+# A mapping key that is not a plain string starts a line as a number, a boolean,
+# null, a flow collection or `?`. Only documents with such a line are walked
+# (kubectl reads such keys; JSON, and so every later stage, needs strings).
+_ODD_KEY = re.compile(r"^[ \t]*(?:-[ \t]+)*(?:[-+]?[.0-9]|[~\[{?]|(?:true|false|null|True|False|TRUE|FALSE|Null|NULL)[ \t]*:)",
+                      re.MULTILINE)
+
+
+def _go_float32(value: float) -> str:
+    """Go's strconv.FormatFloat(v, 'g', -1, 32), as sigs.k8s.io/yaml turns a float key into a string."""
+    import math
+    import struct
+    if math.isnan(value):
+        return ".nan"
+    if math.isinf(value):
+        return ".inf" if value > 0 else "-.inf"
+    f32 = struct.unpack("f", struct.pack("f", value))[0]
+    for digits in range(1, 10):
+        text = f"{f32:.{digits - 1}e}"
+        if struct.unpack("f", struct.pack("f", float(text)))[0] == f32:
+            break
+    mantissa, exp_text = text.split("e")
+    exp = int(exp_text)
+    mantissa = mantissa.rstrip("0").rstrip(".") if "." in mantissa else mantissa
+    if exp < -4 or exp >= 6:     # Go: shortest form uses %e from exponent 6 on
+        return f"{mantissa}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    return f"{float(text):f}".rstrip("0").rstrip(".") if "." in f"{float(text):f}" else f"{float(text):f}"
+
+
+def key_string(key: Any) -> str | None:
+    """The string kubectl (sigs.k8s.io/yaml) makes of a mapping key, or None when it refuses the key."""
+    if isinstance(key, str):
+        return key
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if isinstance(key, int):
+        return str(key)
+    if isinstance(key, float):
+        return _go_float32(key)
+    return None
+
+
+def _string_keys(obj: Any, path: tuple, bad: list) -> Any:
+    """`obj` with every mapping key a string, as kubectl reads it; refused keys go to `bad` as (path, key)."""
+    if isinstance(obj, dict):
+        out = {}
+        for k, v in obj.items():
+            ks = key_string(k)
+            if ks is None:
+                bad.append((path, k))
+                continue
+            out[ks] = _string_keys(v, path + (ks,), bad)
+        return out
+    if isinstance(obj, list):
+        return [_string_keys(v, path + (i,), bad) for i, v in enumerate(obj)]
+    return obj
+
+
+def _describe_key(key: Any) -> str:
+    if key is None:
+        return "null"
+    if isinstance(key, (frozenset, dict)):
+        return "a mapping (a `{{ ... }}` template expression?)"
+    if isinstance(key, (tuple, list)):
+        return "a list"
+    return type(key).__name__
+
+
+def _bad_key_position(doc: "Document", path: tuple, key: Any) -> tuple[int, int]:
+    """Line and column of a refused key: the first key of the mapping at `path` that is not a plain scalar."""
+    node = doc.node_at(path)
+    if isinstance(node, MappingNode):
+        for k, _ in node.value:
+            plain_null = isinstance(k, ScalarNode) and k.tag == "tag:yaml.org,2002:null"
+            if not isinstance(k, ScalarNode) or (key is None and plain_null):
+                return doc.line_offset + k.start_mark.line + 1, k.start_mark.column + 1
+    line, col, _ = doc.locate(path)
+    return line, col
+
+
+def is_list_kind(data: Any) -> bool:
+    """`kind: List` and every `*List` kind with an `items` list: kubectl applies each item."""
+    return (isinstance(data, dict) and isinstance(data.get("kind"), str) and data["kind"].endswith("List")
+            and isinstance(data.get("items"), list))
+
+
 def load_stream(text: str, file: str, target: str = "") -> tuple[list[Document], list[Finding]]:
-    """Every non-empty mapping document of a YAML stream, and the findings that parsing produced."""
+    """Every object of a YAML stream (the items of a List each), and the findings that parsing produced."""
     docs: list[Document] = []
     findings: list[Finding] = []
     for index, (part, offset) in enumerate(_chunks(text)):
         node = None
         try:
             data = yaml_rs.loads(part, parse_datetime=False)
-        except yaml_rs.YAMLDecodeError:
-            data, node, ok = _slow(part, offset, file, index, target, findings)
-            if not ok:
-                continue
-        except (ValueError, TypeError, OverflowError):
+        except (yaml_rs.YAMLDecodeError, ValueError, TypeError, OverflowError):
             data, node, ok = _slow(part, offset, file, index, target, findings)
             if not ok:
                 continue
         if data is None:
             continue
         doc = Document(data=data, index=index, file=file, text=part, line_offset=offset, target=target, _node=node)
+        if _ODD_KEY.search(part):
+            bad: list = []
+            doc.data = data = _string_keys(data, (), bad)
+            for path, key in bad:
+                line, col = _bad_key_position(doc, path, key)
+                findings.append(Finding(level=ERROR, rule="yaml",
+                                        message=f"mapping key is {_describe_key(key)}: kubectl cannot read it "
+                                                f"(a key must be a string, number or boolean)",
+                                        file=file, doc=index, line=line, col=col, path=format_path(path),
+                                        kind=doc.kind, name=doc.name, target=target))
+            if bad:
+                continue
         if not isinstance(data, dict):
             line, col, _ = doc.locate(())
             findings.append(Finding(level=ERROR, rule="yaml",
                                     message=f"document is a {type(data).__name__}, expected a mapping (a Kubernetes object)",
                                     file=file, doc=index, line=line, col=col, target=target))
             continue
+        if is_list_kind(data):
+            docs.extend(_list_items(doc, findings))
+            continue
         docs.append(doc)
     return docs, findings
+
+
+def _list_items(doc: Document, findings: list[Finding]) -> list[Document]:
+    """The items of a List document, each a Document located inside it (`items[i]`)."""
+    out = []
+    for i, item in enumerate(doc.data["items"]):
+        sub = Document(data=item, index=doc.index, file=doc.file, text=doc.text, line_offset=doc.line_offset,
+                       target=doc.target, prefix=(*doc.prefix, "items", i), _node=doc._node)
+        if not isinstance(item, dict):
+            findings.append(sub.finding("yaml", f"{doc.kind} item is a {type(item).__name__}, "
+                                                f"expected a mapping (a Kubernetes object)"))
+            continue
+        if is_list_kind(item):
+            out.extend(_list_items(sub, findings))
+            continue
+        out.append(sub)
+    return out
 
 
 def read_text(path: str) -> tuple[str, str]:
     """(display name, text) of a file or `-` (stdin). Unreadable input is a UsageError (exit 2)."""
     if path == "-":
-        return "<stdin>", sys.stdin.read()
+        return "<stdin>", sys.stdin.read().removeprefix("\ufeff")
     p = FsPath(path)
     try:
         data = p.read_bytes()
@@ -298,7 +435,7 @@ def read_text(path: str) -> tuple[str, str]:
     except OSError as exc:
         raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
     try:
-        return display(p), data.decode("utf-8")
+        return display(p), data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise UsageError(f"{path}: not UTF-8 text (byte {exc.start})") from None
 

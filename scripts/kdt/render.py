@@ -71,7 +71,13 @@ def render(target: T.Target) -> Rendered:
     key = (target.kind, str(target.path), str(target.chart))
     if key in _cache:
         return _cache[key]
-    text, failure = render_text(target)
+    try:
+        text, failure = render_text(target)
+    except UsageError as exc:
+        if target.kind != T.FILE:
+            raise
+        # One unreadable file is a located error of its own; the other files' results still count.
+        text, failure = "", Finding(ERROR, "input", str(exc).removeprefix(f"{target.path}: "), target.name)
     out = Rendered(target, text)
     if failure is not None:
         out.findings.append(failure)
@@ -85,8 +91,16 @@ def render(target: T.Target) -> Rendered:
         elif target.kind == T.HELM:
             for d, src in zip(out.documents, helm_sources(out.documents, target.chart)):
                 d.source = src
+        if not out.documents and not out.findings and not target.in_folder:
+            # kubectl apply refuses it too ("no objects passed to apply").
+            what = {T.FILE: "input", T.KUSTOMIZE: "kustomization's output", T.HELM: "chart's output"}[target.kind]
+            out.findings.append(Finding(ERROR, "input", f"the {what} holds no Kubernetes object", file, target=out_target(target)))
     _cache[key] = out
     return out
+
+
+def out_target(target: T.Target) -> str:
+    return target.name if target.kind != T.FILE else ""
 
 
 def render_all(targets: list[T.Target]) -> list[Rendered]:

@@ -28,6 +28,7 @@ class Target:
     kind: str          # kustomize | helm | file
     path: Path         # the overlay folder, the values file, or the YAML file
     chart: Path | None = None  # helm: the chart folder
+    in_folder: bool = False    # file: found by walking a folder the user named (an empty one is no error)
 
     def __str__(self) -> str:
         return self.name
@@ -74,7 +75,7 @@ def from_args(args: list[str]) -> list[Target]:
                 files = sorted(f for f in p.rglob("*") if f.suffix in (".yaml", ".yml") and f.is_file())
                 if not files:
                     raise UsageError(f"{arg}: no YAML files and no kustomization in this folder")
-                targets.extend(Target(display(f), FILE, f) for f in files)
+                targets.extend(Target(display(f), FILE, f, in_folder=True) for f in files)
         else:
             chart = chart_of(p) if p.suffix in (".yaml", ".yml") else None
             if chart is not None and p.name != "Chart.yaml" and p.parent.name == "ci":

@@ -59,26 +59,6 @@ def _types(types) -> str:
     return " or ".join(names)
 
 
-def _key_position(doc: Document, path: list, key) -> tuple[int, int] | None:
-    """Line and column of the key `key` of the mapping at `path` (an unknown field is its key)."""
-    from yaml.nodes import MappingNode, ScalarNode, SequenceNode
-    node = doc.node
-    for part in path:
-        child = None
-        if isinstance(node, MappingNode):
-            child = next((v for k, v in node.value if isinstance(k, ScalarNode) and k.value == str(part)), None)
-        elif isinstance(node, SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
-            child = node.value[part]
-        if child is None:
-            return None
-        node = child
-    if isinstance(node, MappingNode):
-        for k, _ in node.value:
-            if isinstance(k, ScalarNode) and k.value == str(key):
-                return doc.line_offset + k.start_mark.line + 1, k.start_mark.column + 1
-    return None
-
-
 def _errors(doc: Document, ks: schemas.KindSchema) -> list[Finding]:
     out: list[Finding] = []
     origin = {"schema": f"{ks.origin} {ks.api_version} {ks.kind}"}
@@ -94,7 +74,7 @@ def _errors(doc: Document, ks: schemas.KindSchema) -> list[Finding]:
                 if close:
                     msg += f" (did you mean {close[0]!r}?)"
                 f = doc.finding(RULE, msg, path + [key], **origin)
-                pos = _key_position(doc, path, key)
+                pos = doc.key_position(path, key)
                 out.append(dataclasses.replace(f, line=pos[0], col=pos[1]) if pos else f)
         elif name == "required":
             out.append(doc.finding(RULE, f"missing required field {kind.property!r}", path, **origin))
@@ -150,7 +130,11 @@ def validate_documents(docs: Iterable[Document], kubernetes_version: str = versi
         if problems:
             findings.extend(problems)
             continue
-        if ks.validator.is_valid(doc.data):
-            continue
-        findings.extend(_errors(doc, ks))
+        try:
+            if ks.validator.is_valid(doc.data):
+                continue
+            findings.extend(_errors(doc, ks))
+        except (ValueError, TypeError, OverflowError) as exc:
+            # A value JSON cannot hold (a YAML !!binary or !!set, say): the API server would refuse it too.
+            findings.append(doc.finding(RULE, f"the object cannot be read as JSON: {exc}"))
     return findings

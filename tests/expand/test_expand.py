@@ -284,3 +284,17 @@ def test_cli_unresolved_reference_exit_1_located(tmp_path):
     assert "Traceback" not in r.stderr
     r = cli(str(FIXTURES / "ddp.yaml"), "--trainer-version", "banana")
     assert r.returncode == 2 and r.stderr.count("\n") == 1
+
+
+def test_cli_yaml_quotes_what_a_yaml11_reader_would_retype():
+    import yaml as pyyaml  # PyYAML reads YAML 1.1: an unquoted 1:2 is the integer 62
+    from kdt.yamlout import retyped_by_yaml11
+    assert [retyped_by_yaml11(v) for v in ("1:2", "yes", "on", "010", "0x1F", "1_000", "2", "mnist", "1.2.3")] == \
+        [True, True, True, True, True, True, True, False, False]
+    proc = cli("overlays/elastic")
+    assert proc.returncode == 0, proc.stderr
+    assert 'value: "1:2"' in proc.stdout
+    for pod in pyyaml.safe_load_all(proc.stdout):
+        env = {e["name"]: e.get("value") for c in pod["spec"]["containers"] for e in c.get("env", [])}
+        assert env["PET_NNODES"] == "1:2"
+        assert all(isinstance(v, str) for v in env.values() if v is not None)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 import sys
 
+from ..yamlout import quote_ambiguous
 from . import Parser, output, run
 from .. import findings as F
 from .. import targets as T
@@ -50,6 +51,7 @@ def _groups(tlist):
 
 
 def _yaml():
+    """The writer: ruamel round-trip (keeps comments); quote_ambiguous quotes what YAML 1.1 would retype."""
     from ruamel.yaml import YAML
     y = YAML(typ="rt")
     y.width = 4096
@@ -122,7 +124,7 @@ def main(argv=None) -> int:
                     first = False
                     out.write(f"# target: {name}; {e.kind}/{e.name} from {e.source.kind}/{e.source.name} "
                               f"({e.source.file}, doc {e.source.index})\n")
-                    y.dump(e.obj, out)
+                    y.dump(quote_ambiguous(e.obj), out)
     return code
 
 

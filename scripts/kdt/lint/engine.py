@@ -96,10 +96,17 @@ def _path_matches(patterns: Iterable[str], f: Finding) -> bool:
                for p in patterns for n in names)
 
 
+def _prefix_of(path: str) -> tuple:
+    """The List-item prefix (`items[3]`) a finding's path starts with, matching Document.prefix."""
+    import re
+    m = re.match(r"^((?:items\[\d+\]\.?)+)", path)
+    return tuple(x for i in re.findall(r"items\[(\d+)\]", m.group(1)) for x in ("items", int(i))) if m else ()
+
+
 def apply_ignores(findings: list[Finding], docs: list[Document], config, strict: bool) -> list[Finding]:
     """Drop findings ignored by annotation or config (not under strict); report ignores without reason."""
     out: list[Finding] = []
-    by_doc = {(d.file, d.index): d for d in docs}
+    by_doc = {(d.file, d.index, d.prefix): d for d in docs}
     known = rules()
     engine: list[Finding] = []
     for d in docs:
@@ -113,7 +120,7 @@ def apply_ignores(findings: list[Finding], docs: list[Document], config, strict:
                 engine.append(d.finding(ENGINE_RULE, f"--strict refuses the ignore of {rid} ({reason})", path, WARNING))
     for f in findings:
         if not strict:
-            d = by_doc.get((f.file, f.doc))
+            d = by_doc.get((f.file, f.doc, _prefix_of(f.path)))
             if d is not None and annotation_ignores(d).get(f.rule):
                 continue
             if config is not None and config.ignored(f):

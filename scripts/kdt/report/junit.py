@@ -1,5 +1,10 @@
 """JUnit XML: one <testsuite> per target (or file), one <testcase> per document, one <failure> per error.
 
+The output validates against the common JUnit schema (Jenkins' junit-10.xsd,
+which kubeconform's fixtures carry; tests/fixtures/junit-10.xsd): a <testcase>
+carries only name, classname and time, so the file of a document is in its
+suite's name and in every failure's text, never an attribute of its own.
+
 CI systems show each document as a test: `KIND/NAME (doc N)`. Warnings are
 written to the test case's <system-out>, so they show without failing it.
 Findings that belong to no document (a target that failed to render, an
@@ -30,9 +35,15 @@ def _suite_name(f) -> str:
     return f.target or f.file
 
 
-def _case_name(kind: str, name: str, doc) -> str:
+def _item_prefix(path: str) -> tuple:
+    m = re.match(r"^((?:items\[\d+\]\.?)+)", path or "")
+    return tuple(int(i) for i in re.findall(r"\d+", m.group(1))) if m else ()
+
+
+def _case_name(kind: str, name: str, doc, prefix) -> str:
     obj = f"{kind}/{name}" if kind else "(no kind)"
-    return f"{obj} (doc {doc})" if doc is not None else "(stream)"
+    items = "".join(f" items[{i}]" for i in prefix if isinstance(i, int))
+    return f"{obj} (doc {doc}{items})" if doc is not None else "(stream)"
 
 
 def _text(f) -> str:
@@ -52,19 +63,22 @@ def write(findings, tool: str, out=sys.stdout, documents=None, targets=None, inv
         suites.setdefault(str(t), OrderedDict())
     for d in inventory or []:
         suite = suites.setdefault(d.target or d.file, OrderedDict())
-        suite.setdefault((d.file, d.index), {"name": _case_name(d.kind, d.name, d.index), "file": d.file, "findings": []})
+        suite.setdefault((d.file, d.index, d.prefix), {"name": _case_name(d.kind, d.name, d.index, d.prefix),
+                                                       "findings": []})
     for f in findings:
         suite = suites.setdefault(_suite_name(f), OrderedDict())
-        case = suite.setdefault((f.file, f.doc), {"name": _case_name(f.kind, f.name, f.doc), "file": f.file, "findings": []})
+        prefix = _item_prefix(f.path)
+        case = suite.setdefault((f.file, f.doc, prefix), {"name": _case_name(f.kind, f.name, f.doc, prefix),
+                                                          "findings": []})
         case["findings"].append(f)
 
-    root = ET.Element("testsuites", name=tool)
+    root = ET.Element("testsuites", name=tool, time="0")
     total_tests = total_failures = 0
-    for suite_name, cases in suites.items():
-        suite = ET.SubElement(root, "testsuite", name=_x(suite_name))
+    for n_suite, (suite_name, cases) in enumerate(suites.items()):
+        suite = ET.SubElement(root, "testsuite", name=_x(suite_name), id=str(n_suite), time="0")
         failures = 0
-        for (file, _doc), case in cases.items():
-            tc = ET.SubElement(suite, "testcase", classname=_x(suite_name), name=_x(case["name"]), file=_x(file))
+        for case in cases.values():
+            tc = ET.SubElement(suite, "testcase", classname=_x(suite_name), name=_x(case["name"]), time="0")
             errors = [f for f in case["findings"] if f.level == "error"]
             warnings = [f for f in case["findings"] if f.level != "error"]
             for f in errors:
@@ -75,7 +89,7 @@ def write(findings, tool: str, out=sys.stdout, documents=None, targets=None, inv
             if errors:
                 failures += 1
         if not cases:
-            ET.SubElement(suite, "testcase", classname=_x(suite_name), name="(no findings)")
+            ET.SubElement(suite, "testcase", classname=_x(suite_name), name="(no findings)", time="0")
         n = max(len(cases), 1)
         suite.set("tests", str(n))
         suite.set("failures", str(failures))

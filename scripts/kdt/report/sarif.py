@@ -52,19 +52,9 @@ def _source_region(f) -> tuple[int, int] | None:
         line, col, _ = doc.locate(())
     elif path and isinstance(path[-1], str):
         # The field's key, where its `name: value` line starts.
-        from yaml.nodes import MappingNode, ScalarNode, SequenceNode
-        parent = doc.node
-        for part in path[:-1]:
-            if isinstance(parent, MappingNode):
-                parent = next((v for k, v in parent.value if isinstance(k, ScalarNode) and k.value == str(part)), None)
-            elif isinstance(parent, SequenceNode) and isinstance(part, int) and 0 <= part < len(parent.value):
-                parent = parent.value[part]
-            else:
-                parent = None
-        if isinstance(parent, MappingNode):
-            for k, _ in parent.value:
-                if isinstance(k, ScalarNode) and k.value == path[-1]:
-                    line, col = doc.line_offset + k.start_mark.line + 1, k.start_mark.column + 1
+        pos = doc.key_position(path[:-1], path[-1])
+        if pos:
+            line, col = pos
     return line, col
 
 
