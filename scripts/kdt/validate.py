@@ -28,6 +28,8 @@ from typing import Iterable
 
 from . import schemas, versions
 from .documents import Document
+from .operators import jobset as JS
+from .schemas import crd_rules
 from .findings import ERROR, WARNING, Finding
 
 RULE = "schema"
@@ -59,10 +61,17 @@ def _types(types) -> str:
     return " or ".join(names)
 
 
+def _admitted(doc: Document) -> dict:
+    """The object as the API server validates it: after the operators' defaulting webhooks."""
+    if doc.kind == JS.KIND and doc.group == JS.GROUP:
+        return JS.admission_defaults(doc.data)
+    return doc.data
+
+
 def _errors(doc: Document, ks: schemas.KindSchema) -> list[Finding]:
     out: list[Finding] = []
     origin = {"schema": f"{ks.origin} {ks.api_version} {ks.kind}"}
-    for err in ks.validator.iter_errors(doc.data):
+    for err in ks.validator.iter_errors(_admitted(doc)):
         path = list(err.instance_path)
         kind = err.kind
         name = getattr(kind, "name", "")
@@ -85,6 +94,15 @@ def _errors(doc: Document, ks: schemas.KindSchema) -> list[Finding]:
             out.append(doc.finding(RULE, f"{_short(err.instance)} is not one of: {opts}", path, **origin))
         else:
             out.append(doc.finding(RULE, err.message, path, **origin))
+    return out
+
+
+def _crd_rule_findings(doc: Document, release: str) -> list[Finding]:
+    """The enums, formats and CEL rules of the release's official CRDs (kdt.schemas.crd_rules)."""
+    out = []
+    origin = {"schema": f"CRDs of Trainer {release}"}
+    for path, message, how in crd_rules.violations(release, doc.api_version, doc.kind, doc.data):
+        out.append(doc.finding(RULE, message, list(path), how=how, **origin))
     return out
 
 
@@ -131,10 +149,12 @@ def validate_documents(docs: Iterable[Document], kubernetes_version: str = versi
             findings.extend(problems)
             continue
         try:
-            if ks.validator.is_valid(doc.data):
-                continue
-            findings.extend(_errors(doc, ks))
+            if not ks.validator.is_valid(doc.data) and not ks.validator.is_valid(_admitted(doc)):
+                findings.extend(_errors(doc, ks))
         except (ValueError, TypeError, OverflowError) as exc:
             # A value JSON cannot hold (a YAML !!binary or !!set, say): the API server would refuse it too.
             findings.append(doc.finding(RULE, f"the object cannot be read as JSON: {exc}"))
+            continue
+        if ks.origin.startswith("Trainer"):
+            findings.extend(_crd_rule_findings(doc, registry.trainer_version))
     return findings

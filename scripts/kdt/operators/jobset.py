@@ -5,13 +5,39 @@ paths are relative to that repository.
 """
 from __future__ import annotations
 
+import copy
 import re
+
+from ..schemas import crd_rules
 
 GROUP = "jobset.x-k8s.io"
 KIND = "JobSet"
+API_VERSION = "jobset.x-k8s.io/v1alpha2"
 
-# api/jobset/v1alpha2/jobset_types.go FailurePolicyAction values.
-FAILURE_ACTIONS = ("FailJobSet", "RestartJobSet", "RestartJobSetAndIgnoreMaxRestarts")
+
+def failure_actions(trainer_release: str) -> tuple[str, ...]:
+    """FailurePolicyAction values of the JobSet a Trainer release ships: the enum of its CRDs
+    (api/jobset/v1alpha2/jobset_types.go; 2.1: FailJobSet, RestartJobSet,
+    RestartJobSetAndIgnoreMaxRestarts; 2.3 adds RestartJob, RestartJobAndIgnoreMaxRestarts)."""
+    return crd_rules.enum_at(trainer_release, API_VERSION, KIND, ("spec", "failurePolicy", "rules", "*", "action"))
+
+
+def admission_defaults(data: dict) -> dict:
+    """The JobSet as the API server validates it: after the JobSet webhook's defaulting.
+
+    pkg/webhooks/jobset_webhook.go Default(): a failure-policy rule without a name
+    is named `failurePolicyRule<i>` (the CRD's own text: "The name is defaulted to
+    'failurePolicyRuleN'"), so a missing name is no error on a JobSet. Runtimes
+    embed the same type but no webhook defaults it there: their rules need names.
+    """
+    rules = (((data.get("spec") or {}).get("failurePolicy") or {}).get("rules")) if isinstance(data, dict) else None
+    if not isinstance(rules, list) or all(not isinstance(r, dict) or r.get("name") for r in rules):
+        return data
+    out = copy.deepcopy(data)
+    for i, r in enumerate(out["spec"]["failurePolicy"]["rules"]):
+        if isinstance(r, dict) and not r.get("name"):
+            r["name"] = f"failurePolicyRule{i}"
+    return out
 # pkg/webhooks/jobset_webhook.go validOnJobFailureReasons (batch/v1 Job condition reasons).
 FAILURE_REASONS = ("BackoffLimitExceeded", "DeadlineExceeded", "FailedIndexes",
                    "MaxFailedIndexesExceeded", "PodFailurePolicy")

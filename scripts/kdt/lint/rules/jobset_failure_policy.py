@@ -2,8 +2,11 @@
 
 Checked in JobSets and in runtimes' `template.spec.failurePolicy`: a rule name
 is 1-128 characters matching `^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$` and
-unique; `action` is FailJobSet, RestartJobSet or
-RestartJobSetAndIgnoreMaxRestarts; `onJobFailureReasons` are
+unique (a JobSet rule without a name is named by the webhook; a runtime's
+must have one, which the schema checks); `action` is one of the JobSet
+release the target's Trainer ships (2.1: FailJobSet, RestartJobSet,
+RestartJobSetAndIgnoreMaxRestarts; 2.3 adds RestartJob and
+RestartJobAndIgnoreMaxRestarts: the enum of that release's CRDs); `onJobFailureReasons` are
 BackoffLimitExceeded, DeadlineExceeded, FailedIndexes,
 MaxFailedIndexesExceeded or PodFailurePolicy; `targetReplicatedJobs` exist.
 
@@ -28,6 +31,7 @@ def _policies(docs):
 
 
 def check(docs, ctx):
+    actions = JS.failure_actions(ctx.trainer_version)
     for doc, base in _policies(docs):
         fp = doc.get(base + ("failurePolicy",))
         if not isinstance(fp, dict):
@@ -38,14 +42,17 @@ def check(docs, ctx):
             rule = d(rule)
             p = base + ("failurePolicy", "rules", i)
             name = str(rule.get("name", ""))
-            if not (JS.RULE_NAME_MIN <= len(name) <= JS.RULE_NAME_MAX) or not JS.RULE_NAME.match(name):
+            if "name" not in rule:
+                pass   # JobSet: the webhook names it; runtime: a schema error already
+            elif not (JS.RULE_NAME_MIN <= len(name) <= JS.RULE_NAME_MAX) or not JS.RULE_NAME.match(name):
                 yield doc.finding(ID, f"rule name {name!r} must be 1-{JS.RULE_NAME_MAX} characters, start with a letter, "
                                       "use letters, digits, '_', ',' or ':' and end with a letter, digit or '_'", p + ("name",))
             elif name in seen:
                 yield doc.finding(ID, f"rule name {name!r} repeats rule {seen[name]}: names must be unique", p + ("name",))
             seen.setdefault(name, i)
-            if rule.get("action") not in JS.FAILURE_ACTIONS:
-                yield doc.finding(ID, f"action {rule.get('action')!r} is not one of {', '.join(JS.FAILURE_ACTIONS)}", p + ("action",))
+            if actions and "action" in rule and rule.get("action") not in actions:
+                yield doc.finding(ID, f"action {rule.get('action')!r} is not one of {', '.join(actions)} "
+                                      f"(the JobSet of Trainer {ctx.trainer_version})", p + ("action",))
             for k, reason in enumerate(lst(rule.get("onJobFailureReasons"))):
                 if reason not in JS.FAILURE_REASONS:
                     yield doc.finding(ID, f"job failure reason {reason!r} is not one of {', '.join(JS.FAILURE_REASONS)}",
