@@ -81,3 +81,66 @@ def test_restart_store_rule_sees_each_way_of_restarting():
     assert sorted((f.kind, f.message.split(" ")[0]) for f in hits) == [
         ("PyTorchJob", "elasticPolicy.maxRestarts=5"), ("StatefulSet", "--max-restarts=3"),
         ("TrainJob", "--max-restarts=2")]
+
+
+def _lint_text(tmp_path, text, name="x.yaml", version="2.3"):
+    path = tmp_path / name
+    path.write_text(text)
+    docs, problems = load_paths([str(path)])
+    assert not problems
+    return lint_documents(docs, trainer_version=version)
+
+
+def test_ordered_ready_only_on_training_statefulsets(tmp_path):
+    db = ("apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\nspec:\n  serviceName: db\n"
+          "  selector: {matchLabels: {app: db}}\n  template:\n    metadata: {labels: {app: db}}\n    spec:\n"
+          "      containers:\n      - name: postgres\n        image: postgres:16\n")
+    assert [f for f in _lint_text(tmp_path, db) if f.rule == "statefulset-ordered-ready"] == []
+    train = db.replace("image: postgres:16\n", "image: postgres:16\n        command: [torchrun, --nnodes=2, train.py]\n")
+    assert len([f for f in _lint_text(tmp_path, train) if f.rule == "statefulset-ordered-ready"]) == 1
+    env_only = db.replace("image: postgres:16\n", "image: postgres:16\n        env: [{name: MASTER_ADDR, value: db-0}]\n")
+    assert len([f for f in _lint_text(tmp_path, env_only) if f.rule == "statefulset-ordered-ready"]) == 1
+
+
+@pytest.mark.parametrize("image,expected", [
+    ("pytorch/pytorch:2.4.1-cuda12.1-cudnn9-runtime", 0),   # before the shared store (pytorch#128096)
+    ("pytorch/pytorch:2.5.0-cuda12.4-cudnn9-runtime", 1),
+    ("registry.example/train:v3-torch2.3", 0),
+    ("registry.example/train:latest", 1),                   # unknown torch: assumed current
+])
+def test_restart_store_reads_torch_from_the_image(tmp_path, image, expected):
+    job = ("apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: t}\nspec:\n  serviceName: t\n"
+           "  podManagementPolicy: Parallel\n  selector: {matchLabels: {app: t}}\n  template:\n"
+           "    metadata: {labels: {app: t}}\n    spec:\n      containers:\n      - name: c\n"
+           f"        image: {image}\n        command: [torchrun, --max-restarts=3, --rdzv-backend=c10d, train.py]\n")
+    assert len([f for f in _lint_text(tmp_path, job) if f.rule == "torchrun-restart-store"]) == expected
+
+
+TRAINJOB = ("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: j}\nspec:\n"
+            "  runtimeRef: {name: team-runtime}\n")
+RUNTIME = ("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\nmetadata: {name: team-runtime}\n"
+           "spec:\n  mlPolicy: {numNodes: 1, torch: {}}\n  template:\n    spec:\n      replicatedJobs: []\n")
+
+
+def test_runtime_refs_resolve_across_the_files_of_a_run(lint_cli, tmp_path):
+    (tmp_path / "job.yaml").write_text(TRAINJOB)
+    (tmp_path / "runtime.yaml").write_text(RUNTIME)
+    code, out, _ = lint_cli(tmp_path / "job.yaml", tmp_path / "runtime.yaml")
+    assert "trainjob-runtime-ref" not in out
+    # Alone, the runtime may be installed on the cluster: a warning, never an error.
+    code, out, _ = lint_cli(tmp_path / "job.yaml")
+    assert code == 0 and "warning [trainjob-runtime-ref]" in out and "must be installed on the cluster" in out
+    # Under the wrong kind in another file: an error.
+    (tmp_path / "runtime.yaml").write_text(RUNTIME.replace("ClusterTrainingRuntime", "TrainingRuntime"))
+    code, out, _ = lint_cli(tmp_path / "job.yaml", tmp_path / "runtime.yaml")
+    assert code == 1 and "error [trainjob-runtime-ref]" in out and "as a TrainingRuntime" in out
+
+
+def test_lint_help_names_the_default_the_code_uses(lint_cli, tmp_path):
+    from kdt import versions
+    code, out, _ = lint_cli("--help")
+    assert code == 0 and f"else {versions.TRAINER_DEFAULT})" in " ".join(out.split())
+    # Without a marker, a 2.1-only field is judged by the default release.
+    (tmp_path / "j.yaml").write_text(TRAINJOB + "  podTemplateOverrides: []\n")
+    _, out, _ = lint_cli(tmp_path / "j.yaml")
+    assert ("trainer-version-fields" in out) == (versions.TRAINER_DEFAULT != "2.1")

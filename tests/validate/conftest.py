@@ -28,26 +28,6 @@ def sarif_schema() -> dict:
     return schema
 
 
-def _tool(script: str):
-    def run(*args, stdin: str | None = None, cwd: Path = ROOT):
-        proc = subprocess.run([PYTHON, str(ROOT / "scripts" / script), *map(str, args)],
-                              input=stdin, capture_output=True, text=True, cwd=cwd, timeout=120)
-        return proc.returncode, proc.stdout, proc.stderr
-    return run
-
-
-@pytest.fixture
-def validate_cli():
-    """Run scripts/validate.py: (exit code, stdout, stderr)."""
-    return _tool("validate.py")
-
-
-@pytest.fixture
-def lint_cli():
-    """Run scripts/lint.py: (exit code, stdout, stderr)."""
-    return _tool("lint.py")
-
-
 @pytest.fixture
 def fixture_docs():
     """Documents of a fixture file, parsed by the project's loader."""

@@ -39,25 +39,22 @@ def main(argv=None) -> int:
     p.add_argument("--list", action="store_true", help="list the rules (ID, level, summary) and exit")
     p.add_argument("--strict", action="store_true", help="refuse ignores (annotations and config file)")
     p.add_argument("--config", metavar="FILE", help=f"config file (default: {C.DEFAULT_FILE} at the repo root, if present)")
-    p.add_argument("--trainer-version", metavar="X.Y", choices=None,
-                   help="Trainer release TrainJobs are written for, for every target (default: each target's "
-                        f"`# kdt:trainer-version=X.Y` marker, as validate reads it; else `trainer-X.Y` in the target's "
-                        f"name; else {versions.TRAINER_RELEASES[0]})")
+    p.add_argument("--trainer-version", metavar="X.Y", type=T.trainer_release,
+                   help=f"Trainer release TrainJobs are written for ({', '.join(versions.TRAINER_RELEASES)}), for every "
+                        "target (default: each target's `# kdt:trainer-version=X.Y` marker, as validate reads it; "
+                        f"else {versions.TRAINER_DEFAULT})")
     add_output_args(p)
     args = p.parse_args(argv)
     if args.list:
         with output(args.output) as out:
             print(_list(), file=out)
         return 0
-    if args.trainer_version is not None:
-        from ..operators.trainer_v2 import version_key
-        if len(version_key(args.trainer_version)) < 2 or version_key(args.trainer_version)[0] != 2:
-            p.error(f"--trainer-version: expected 2.X, got {args.trainer_version!r}")
     cfg = C.load(args.config)
     tlist = T.resolve(args.paths)
     results = render_all(tlist)
     found: list[F.Finding] = []
     ndocs = 0
+    run_docs = [d for r in results for d in r.documents]
     for r in results:
         found.extend(r.findings)
         if not r.ok:
@@ -67,7 +64,7 @@ def main(argv=None) -> int:
             continue
         ndocs += len(r.documents)
         version = args.trainer_version or target_trainer_version(r.target, r.documents)
-        found.extend(lint_target(r.target, r.documents, version, cfg, args.strict))
+        found.extend(lint_target(r.target, r.documents, version, cfg, args.strict, run_docs=run_docs))
     unique = list(dict.fromkeys(found))
     with output(args.output) as out:
         write(unique, args.format, "lint", out, documents=ndocs, targets=[t.name for t in tlist],

@@ -51,7 +51,8 @@ def main(argv=None) -> int:
         trainer = targets.trainer_version(r.target)
         problems.extend(validate_documents(r.documents, kubernetes_version=args.kubernetes_version,
                                            trainer_version=trainer))
-        problems.extend(lint_target(r.target, r.documents, trainer_version=trainer, config=cfg))
+        problems.extend(lint_target(r.target, r.documents, trainer_version=trainer, config=cfg,
+                                    run_docs=[d for x in results for d in x.documents]))
         expanded, expand_findings = expand_documents(r.documents, trainer_version=trainer)
         problems.extend(expand_findings)
         creates.append(summary_line(r.target.name, expanded))

@@ -27,13 +27,17 @@ def lint_documents(docs: list[Document], trainer_version: str = versions.TRAINER
 
 
 def lint_target(target: T.Target, docs: list[Document] | None = None, trainer_version: str | None = None,
-                config: Config | None = None, strict: bool = False) -> list[Finding]:
-    """Document rules over the target's rendered stream, plus the kustomization (overlay hygiene) rules."""
+                config: Config | None = None, strict: bool = False,
+                run_docs: list[Document] | None = None) -> list[Finding]:
+    """Document rules over the target's rendered stream, plus the kustomization (overlay hygiene) rules.
+
+    `run_docs`: every document of the run, so that references resolve across files and targets.
+    """
     if docs is None:
         from ..render import render
         docs = render(target).documents
     version = trainer_version or target_trainer_version(target, docs)
-    found = run_rules(docs, version, config, "documents")
+    found = run_rules(docs, version, config, "documents", run_docs=run_docs)
     if target.kind == T.KUSTOMIZE:
         found += run_rules(docs, version, config, "target", target=target)
     return apply_ignores(found, docs, config, strict)

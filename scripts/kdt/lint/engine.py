@@ -55,9 +55,17 @@ class Context:
     trainer_version: str = versions.TRAINER_DEFAULT
     options: dict = field(default_factory=dict)   # this rule's options (defaults + config)
     target: Any = None                            # kdt.targets.Target when linting a target
+    run_docs: list = field(default_factory=list)  # every document of the run (all targets and files)
 
     def opt(self, name: str) -> Any:
         return self.options.get(name)
+
+    def pool(self, docs: list[Document]) -> list[Document]:
+        """`docs` first, then the rest of the run: references (a TrainJob's runtime) resolve across files."""
+        if not self.run_docs:
+            return docs
+        mine = {id(d) for d in docs}
+        return list(docs) + [d for d in self.run_docs if id(d) not in mine]
 
 
 _RULES: dict[str, Rule] | None = None
@@ -134,14 +142,15 @@ def relevel(f: Finding, level: str | None) -> Finding:
 
 
 def run_rules(docs: list[Document], trainer_version: str, config=None, only_scope: str = "documents",
-              target=None) -> list[Finding]:
+              target=None, run_docs: list[Document] | None = None) -> list[Finding]:
     out: list[Finding] = []
     for rule in rules().values():
         if rule.scope != only_scope:
             continue
         if config is not None and not config.enabled(rule.id):
             continue
-        ctx = Context(trainer_version, {**rule.options, **(config.options(rule.id) if config else {})}, target)
+        ctx = Context(trainer_version, {**rule.options, **(config.options(rule.id) if config else {})}, target,
+                      run_docs or [])
         level = config.level(rule.id) if config else None
         if only_scope == "documents":
             produced = rule.module.check(docs, ctx)

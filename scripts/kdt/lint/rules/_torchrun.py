@@ -1,6 +1,8 @@
 """How a container's torchrun is configured, as far as the manifest says (not a rule)."""
 from __future__ import annotations
 
+import re
+
 from ..pods import as_int, command_line
 from ._util import d, lst
 
@@ -61,3 +63,32 @@ def rdzv_backend(doc, c: dict) -> str:
     if doc.kind == "PyTorchJob" and isinstance(doc.get(("spec", "elasticPolicy")), dict):
         return str(doc.get(("spec", "elasticPolicy", "rdzvBackend")) or "c10d")   # the operator's PET_RDZV_BACKEND
     return "static"
+
+
+# Words of a command line that start distributed PyTorch training.
+_LAUNCHERS = ("torchrun", "torch.distributed.run", "torch.distributed.launch", "trainkit.torchrun")
+# Environment a distributed training container reads (torchrun's PET_*, the process-group env).
+_DIST_ENV = ("PET_NNODES", "PET_NPROC_PER_NODE", "PET_RDZV_ENDPOINT", "MASTER_ADDR", "WORLD_SIZE")
+
+
+def launches_distributed(c: dict) -> bool:
+    """Whether a container runs distributed PyTorch training: a torchrun launcher or its environment."""
+    tokens = _tokens(command_line(c))
+    if any(t in _LAUNCHERS or t.endswith("/torchrun") for t in tokens):
+        return True
+    names = {d(e).get("name") for e in lst(c.get("env"))}
+    return any(n in names for n in _DIST_ENV)
+
+
+# The torch release an image carries, where its name says it:
+#   pytorch/pytorch:2.4.1-cuda12.1-cudnn9-runtime   (the official images: the tag starts with the torch version)
+#   any/image:torch2.3-..., any/image:v1-pt2.3      (a `torch` or `pt` word followed by the version)
+_OFFICIAL = re.compile(r"^(?:(?:docker\.io|index\.docker\.io)/)?pytorch/pytorch(?:-nightly)?:v?(\d+)\.(\d+)")
+_TAGGED = re.compile(r":(?:.*[^a-z])?(?:torch|pt)-?v?(\d+)\.(\d+)", re.IGNORECASE)
+
+
+def image_torch_version(image: str) -> tuple[int, int] | None:
+    """(major, minor) of torch in `image` when its name or tag says it; None when it cannot be read."""
+    image = str(image or "").split("@")[0]
+    m = _OFFICIAL.match(image) or _TAGGED.search(image)
+    return (int(m.group(1)), int(m.group(2))) if m else None

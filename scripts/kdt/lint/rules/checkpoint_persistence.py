@@ -71,7 +71,7 @@ def check(docs, ctx):
     for doc in docs:
         targets = []
         if doc.kind == "TrainJob":
-            rt = runtime_for(doc, docs)
+            rt = runtime_for(doc, ctx.pool(docs))
             if rt is None or (as_int(rt.get(("spec", "template", "spec", "failurePolicy", "maxRestarts"))) or 0) <= 0:
                 continue
             merged = trainer_pod(doc, rt)

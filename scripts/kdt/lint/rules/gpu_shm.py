@@ -31,7 +31,7 @@ def check(docs, ctx):
                                           "volume at /dev/shm (64 MiB default)", path)
         if doc.kind == "TrainJob":
             gpus = gpu_count(d(doc.get(("spec", "trainer"))))
-            rt = runtime_for(doc, docs)
+            rt = runtime_for(doc, ctx.pool(docs))
             if not gpus or rt is None:
                 continue
             merged = trainer_pod(doc, rt)

@@ -47,7 +47,7 @@ def check(docs, ctx):
     for doc in docs:
         if doc.kind not in ("PyTorchJob", "TrainJob", "StatefulSet"):
             continue
-        nodes, elastic = _nodes(doc, docs)
+        nodes, elastic = _nodes(doc, ctx.pool(docs))
         for pt, path, c in all_containers(doc, init=False):
             f = flags(command_line(c))
             if not f:

@@ -5,9 +5,15 @@ rendezvous that needs every rank before any becomes ready deadlocks (or with
 a readiness probe on training progress, never starts), and a restart of one
 pod waits for the others in order. Training ranks start together.
 
+Only StatefulSets that run distributed training are checked (a container
+that launches torchrun or reads its environment: PET_*, MASTER_ADDR,
+WORLD_SIZE); databases and other ordered services keep their default.
+
 Source: kubernetes apps/v1 StatefulSetSpec.podManagementPolicy (default OrderedReady).
 """
 from ...findings import WARNING
+from ..pods import containers, pod_templates
+from ._torchrun import launches_distributed
 
 ID = "statefulset-ordered-ready"
 LEVEL = WARNING
@@ -16,6 +22,8 @@ LEVEL = WARNING
 def check(docs, ctx):
     for doc in docs:
         if doc.kind != "StatefulSet":
+            continue
+        if not any(launches_distributed(c) for pt in pod_templates(doc) for _, c in containers(pt)):
             continue
         v = doc.get(("spec", "podManagementPolicy"))
         if v in (None, "OrderedReady"):

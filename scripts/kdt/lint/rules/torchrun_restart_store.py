@@ -11,6 +11,9 @@ of 20. It matters wherever the agent restarts workers: `--max-restarts` above
 
 Images that set the variable themselves are listed in the option
 `images_with_setting` (the project's own image does); their containers pass.
+So do images whose name says their torch predates 2.5 (the official
+`pytorch/pytorch:2.4.1-...`, or a tag with `torch2.4` / `pt2.4`): their
+agent shares no store. An image whose torch cannot be read is assumed current.
 
 Source: torch 2.13 torch/distributed/elastic/rendezvous/dynamic_rendezvous.py
 (`use_agent_store` is off only when the variable is "1"); pytorch/pytorch#128096 (shared
@@ -19,19 +22,23 @@ store by default), #135712 (restarts with it).
 from ... import versions
 from ...findings import WARNING
 from ..pods import all_containers, runtime_for, trainer_pod
-from ._torchrun import env_value, restarts
+from ._torchrun import env_value, image_torch_version, restarts
 from ._util import d
 
 ID = "torchrun-restart-store"
 LEVEL = WARNING
 OPTIONS = {"images_with_setting": [versions.IMAGE_REPOSITORY]}
 VAR = "TORCH_DISABLE_SHARE_RDZV_TCP_STORE"
+SHARED_STORE_SINCE = (2, 5)   # pytorch/pytorch#128096: use_agent_store on by default from torch 2.5
 
 
 def _covered(c: dict, images) -> bool:
     if str(env_value(c, VAR)) == "1":
         return True
     image = str(c.get("image") or "")
+    torch = image_torch_version(image)
+    if torch is not None and torch < SHARED_STORE_SINCE:
+        return True
     return any(image == i or image.startswith(i + ":") or image.startswith(i + "@") for i in images)
 
 
@@ -41,7 +48,7 @@ def check(docs, ctx):
         if doc.kind == "TrainJob":
             trainer = d(doc.get(("spec", "trainer")))
             r = restarts(doc, trainer)
-            runtime = runtime_for(doc, docs)
+            runtime = runtime_for(doc, ctx.pool(docs))
             merged = trainer_pod(doc, runtime) if (r and runtime is not None) else None
             node = merged[1] if merged else trainer
             if r and not _covered(node, images):

@@ -36,7 +36,7 @@ def _longest(name, rjobs, nodes):
 
 def check(docs, ctx):
     for job in trainjobs(docs):
-        rt = runtime_for(job, docs)
+        rt = runtime_for(job, ctx.pool(docs))
         rjobs = runtime_jobs(rt) if rt is not None else [{"name": TV2.NODE}]
         nodes = as_int(job.get(("spec", "trainer", "numNodes"))) or \
             (as_int(rt.get(("spec", "mlPolicy", "numNodes"))) if rt is not None else None) or 1

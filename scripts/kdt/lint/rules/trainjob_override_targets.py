@@ -34,7 +34,7 @@ def overrides(job):
 
 def check(docs, ctx):
     for job in trainjobs(docs):
-        rt = runtime_for(job, docs)
+        rt = runtime_for(job, ctx.pool(docs))
         if rt is None:
             continue
         jobs = {str(d(j).get("name")): j for j in runtime_jobs(rt)}

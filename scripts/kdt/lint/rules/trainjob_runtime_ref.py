@@ -1,9 +1,11 @@
 """A TrainJob's `runtimeRef` names a runtime of the right kind in the same stream.
 
 `runtimeRef.kind` defaults to ClusterTrainingRuntime; a TrainingRuntime must be
-in the TrainJob's namespace. A name that is not in the stream but is a runtime
-upstream ships (torch-distributed, ...) is a warning: it works only where
-that runtime is installed. Any other name is an error (the TrainJob never starts).
+in the TrainJob's namespace. References resolve across every file and target
+of the run. A runtime the run has under the other kind is an error (the
+TrainJob never starts). A name found nowhere in the run is a warning: it works
+only where that runtime is installed on the cluster (the message says when the
+name is one upstream ships, such as torch-distributed).
 
 Source: trainer v2.1/v2.3 pkg/apis/trainer/v1alpha1/trainjob_types.go RuntimeRef;
 manifests/base/runtimes (upstream runtime names).
@@ -18,7 +20,7 @@ LEVEL = ERROR
 
 
 def check(docs, ctx):
-    table = runtime_table(docs)
+    table = runtime_table(ctx.pool(docs))
     for job in trainjobs(docs):
         ref = d(job.get(("spec", "runtimeRef")))
         name = ref.get("name")
@@ -31,14 +33,15 @@ def check(docs, ctx):
             yield job.finding(ID, f"runtimeRef.kind {kind!r} is not one of {', '.join(TV2.RUNTIME_KINDS)}",
                               ("spec", "runtimeRef", "kind"))
             continue
-        if runtime_for(job, docs) is not None:
+        if runtime_for(job, ctx.pool(docs)) is not None:
             continue
         other = [k for (k, _, n) in table if n == name and k != kind]
         if other:
             yield job.finding(ID, f"runtimeRef names {kind} {name!r}, but the stream has it as a {other[0]} "
                                   "(set runtimeRef.kind)", path)
         elif name in TV2.UPSTREAM_RUNTIMES:
-            yield job.finding(ID, f"runtime {name!r} is not in this stream: it must be installed on the cluster "
+            yield job.finding(ID, f"runtime {name!r} is not in the files checked: it must be installed on the cluster "
                                   "(an upstream runtime)", path, WARNING)
         else:
-            yield job.finding(ID, f"no {kind} named {name!r} in this stream and not an upstream runtime", path)
+            yield job.finding(ID, f"no {kind} named {name!r} in the files checked: it must be installed on the "
+                                  "cluster before this TrainJob", path, WARNING)
