@@ -364,11 +364,36 @@ def is_list_kind(data: Any) -> bool:
             and isinstance(data.get("items"), list))
 
 
-def load_stream(text: str, file: str, target: str = "") -> tuple[list[Document], list[Finding]]:
-    """Every object of a YAML stream (the items of a List each), and the findings that parsing produced."""
+def normalize_keys(doc: Document) -> list[Finding]:
+    """Make every mapping key of `doc.data` the string kubectl reads; the keys kubectl refuses, as findings."""
+    bad: list = []
+    doc.data = _string_keys(doc.data, (), bad)
+    out = []
+    for path, key in bad:
+        line, col = _bad_key_position(doc, path, key)
+        out.append(Finding(level=ERROR, rule="yaml",
+                           message=f"mapping key is {_describe_key(key)}: kubectl cannot read it "
+                                   f"(a key must be a string, number or boolean)",
+                           file=doc.file, doc=doc.index, line=line, col=col, path=format_path((*doc.prefix, *path)),
+                           kind=doc.kind, name=doc.name, target=doc.target))
+    return out
+
+
+def load_stream(text: str, file: str, target: str = "", check_keys: bool = True) -> tuple[list[Document], list[Finding]]:
+    """Every object of a YAML stream (the items of a List each), and the findings that parsing produced.
+
+    check_keys=False skips looking for keys that are not strings (numbers, booleans, templates):
+    only for a caller that handles them itself (validate_documents does, when the schema
+    validator refuses such a key), since every other stage expects string keys.
+    """
+    return load_parts(enumerate(_chunks(text)), file, target, check_keys)
+
+
+def load_parts(parts, file: str, target: str = "", check_keys: bool = True) -> tuple[list[Document], list[Finding]]:
+    """load_stream over (index, (document text, line offset)) pairs: a window of a longer stream."""
     docs: list[Document] = []
     findings: list[Finding] = []
-    for index, (part, offset) in enumerate(_chunks(text)):
+    for index, (part, offset) in parts:
         node = None
         try:
             data = yaml_rs.loads(part, parse_datetime=False)
@@ -379,18 +404,12 @@ def load_stream(text: str, file: str, target: str = "") -> tuple[list[Document],
         if data is None:
             continue
         doc = Document(data=data, index=index, file=file, text=part, line_offset=offset, target=target, _node=node)
-        if _ODD_KEY.search(part):
-            bad: list = []
-            doc.data = data = _string_keys(data, (), bad)
-            for path, key in bad:
-                line, col = _bad_key_position(doc, path, key)
-                findings.append(Finding(level=ERROR, rule="yaml",
-                                        message=f"mapping key is {_describe_key(key)}: kubectl cannot read it "
-                                                f"(a key must be a string, number or boolean)",
-                                        file=file, doc=index, line=line, col=col, path=format_path(path),
-                                        kind=doc.kind, name=doc.name, target=target))
+        if check_keys and _ODD_KEY.search(part):
+            bad = normalize_keys(doc)
             if bad:
+                findings.extend(bad)
                 continue
+            data = doc.data
         if not isinstance(data, dict):
             line, col, _ = doc.locate(())
             findings.append(Finding(level=ERROR, rule="yaml",

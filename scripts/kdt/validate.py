@@ -27,7 +27,7 @@ import json
 from typing import Iterable
 
 from . import schemas, versions
-from .documents import Document
+from .documents import Document, normalize_keys
 from .operators import jobset as JS
 from .schemas import crd_rules
 from .findings import ERROR, WARNING, Finding
@@ -149,12 +149,22 @@ def validate_documents(docs: Iterable[Document], kubernetes_version: str = versi
             findings.extend(problems)
             continue
         try:
-            if not ks.validator.is_valid(doc.data) and not ks.validator.is_valid(_admitted(doc)):
-                findings.extend(_errors(doc, ks))
-        except (ValueError, TypeError, OverflowError) as exc:
-            # A value JSON cannot hold (a YAML !!binary or !!set, say): the API server would refuse it too.
-            findings.append(doc.finding(RULE, f"the object cannot be read as JSON: {exc}"))
-            continue
+            valid = ks.validator.is_valid(doc.data)
+        except (ValueError, TypeError, OverflowError):
+            # A mapping key that is not a string (load_stream(check_keys=False) left it): make it
+            # the string kubectl reads, or report the key kubectl refuses.
+            bad = normalize_keys(doc)
+            if bad:
+                findings.extend(bad)
+                continue
+            try:
+                valid = ks.validator.is_valid(doc.data)
+            except (ValueError, TypeError, OverflowError) as exc:
+                # A value JSON cannot hold (a YAML !!set, say): the API server would refuse it too.
+                findings.append(doc.finding(RULE, f"the object cannot be read as JSON: {exc}"))
+                continue
+        if not valid and not ks.validator.is_valid(_admitted(doc)):
+            findings.extend(_errors(doc, ks))
         if ks.origin.startswith("Trainer"):
             findings.extend(_crd_rule_findings(doc, registry.trainer_version))
     return findings

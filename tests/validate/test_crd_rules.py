@@ -107,3 +107,31 @@ def test_every_upstream_manifest_is_valid_for_its_release(validate_cli, folder, 
     files = sorted(p for p in (CORPUS / folder).rglob("*.yaml") if p.name != "kustomization.yaml")
     code, out, err = validate_cli("--trainer-version", release, *files)
     assert (code, err) == (0, ""), out
+
+
+def test_a_cel_verdict_on_the_projected_value_is_the_verdict_on_the_whole():
+    """The cache key is the part of the value a rule reads; the verdict must not depend on the rest."""
+    from kdt.schemas import crd_rules as R
+    values = {
+        "spec.mlPolicy": [{"numNodes": 2, "torch": {"numProcPerNode": 4}}, {"torch": {}, "mpi": {"x": 1}},
+                          {"jax": {}}, {}],
+        "spec.template.spec": [
+            {"startupPolicy": {"startupPolicyOrder": "InOrder"}, "replicatedJobs": [{"name": "a"}, {"name": "b", "dependsOn": [{"name": "a"}]}]},
+            {"startupPolicy": {"startupPolicyOrder": "AnyOrder"}, "replicatedJobs": [{"name": "b", "dependsOn": []}]},
+            {"startupPolicy": {"startupPolicyOrder": "InOrder"}, "replicatedJobs": [{"name": "a", "template": {"x": 1}}]}],
+        "": [{"metadata": {"name": "ok-name", "labels": {"a": "b"}}, "spec": {}}, {"metadata": {"name": "Bad"}}],
+    }
+    checked = 0
+    for release in ("2.1", "2.3"):
+        for ks in R.load(release)["kinds"].values():
+            for rules in ks.values():
+                for r in rules:
+                    if "cel" not in r:
+                        continue
+                    path = ".".join(p for p in r["path"] if p != "*")
+                    for v in values.get(path, []):
+                        chains = R._chains(r["cel"])
+                        whole = R._program(r["cel"]).execute({"self": v})
+                        assert R._program(r["cel"]).execute({"self": R._project(v, chains)}) == whole, (r["cel"], v)
+                        checked += 1
+    assert checked >= 20

@@ -41,10 +41,10 @@ def test_one_bad_file_never_hides_the_others(validate_cli, tmp_path):
     assert "Traceback" not in err and err == ""
     assert code == 2          # an unreadable file: exit 2, after every file's result
     assert "a-template.yaml:4:3: error [yaml]" in out
-    assert "b-binary.yaml: error [input]: not UTF-8 text" in out
+    assert "b-binary.yaml:1: error [input]: not UTF-8 text (line 1, byte 1 of the line)" in out
     assert "c-invalid.yaml:4:11: error [schema] ConfigMap/c data.k: 1 is not of type string" in out
     assert "d-intkeys" not in out
-    assert out.strip().endswith("validate: 3 error(s), 0 warning(s) in 2 document(s)")
+    assert out.strip().endswith("validate: 3 error(s), 0 warning(s) in 3 document(s)")
 
 
 def test_utf8_bom_is_read(validate_cli, tmp_path):

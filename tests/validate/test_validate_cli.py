@@ -81,7 +81,7 @@ def test_not_utf8_is_unreadable_input(validate_cli, tmp_path):
     f.write_bytes(b"kind: \xe9\n")
     code, out, err = validate_cli(f)
     # A finding of its own in the report (so other files' results still come), exit 2.
-    assert code == 2 and err == "" and f"{f}: error [input]: not UTF-8 text (byte 6)" in out
+    assert code == 2 and err == "" and f"{f}:1: error [input]: not UTF-8 text (line 1, byte 7 of the line)" in out
 
 
 def test_output_file_is_written_whole_or_not_at_all(validate_cli, tmp_path):

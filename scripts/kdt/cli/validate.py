@@ -36,6 +36,7 @@ from . import Parser, add_output_args, output, run
 from .. import findings as F
 from .. import report, schemas, targets, versions
 from ..render import render
+from ..stream import open_lines, validate_stream
 from ..targets import FILE, target_trainer_version  # noqa: F401  (re-exported)
 from ..validate import RULES, validate_documents
 
@@ -62,12 +63,24 @@ def main(argv=None) -> int:
     inventory = []
     ndocs = 0
     for t in tlist:
+        if t.kind == FILE:
+            # A file or standard input is validated as a stream: a bounded window of documents at a time.
+            problems: list[F.Finding] = []
+            lines, size, head = open_lines(str(t.path), t.name, problems)
+            trainer = args.trainer_version or target_trainer_version(t, head[:targets.MARKER_SPAN]) \
+                or versions.TRAINER_DEFAULT
+            found, n, entries = validate_stream(lines, t.name, k8s, trainer, args.ignore_missing_schemas,
+                                                inventory=args.format == "junit", size_hint=size)
+            problems += found
+            if n == 0 and not problems and not t.in_folder:
+                problems.append(F.Finding(F.ERROR, "input", "the input holds no Kubernetes object", t.name))
+            findings.extend(problems)
+            ndocs += n
+            inventory.extend(entries)
+            continue
         rendered = render(t)
         findings.extend(rendered.findings)
-        trainer = args.trainer_version
-        if trainer is None:
-            text = rendered.text[:targets.MARKER_SPAN] if t.kind == FILE else None
-            trainer = target_trainer_version(t, text) or versions.TRAINER_DEFAULT
+        trainer = args.trainer_version or target_trainer_version(t) or versions.TRAINER_DEFAULT
         findings.extend(validate_documents(rendered.documents, kubernetes_version=k8s, trainer_version=trainer,
                                            ignore_missing_schemas=args.ignore_missing_schemas))
         ndocs += len(rendered.documents)

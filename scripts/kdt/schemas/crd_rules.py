@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any, Iterator
@@ -107,53 +108,199 @@ def enum_at(release: str, api_version: str, kind: str, path: tuple) -> tuple:
     return ()
 
 
-def _at(data: Any, pattern: list, path: tuple = ()) -> Iterator[tuple[tuple, Any]]:
-    """Every (path, value) of `data` that matches `pattern` (`*`: each list item or map value)."""
-    if not pattern:
-        yield path, data
-        return
-    head, rest = pattern[0], pattern[1:]
-    if head == "*":
-        if isinstance(data, list):
-            for i, v in enumerate(data):
-                yield from _at(v, rest, path + (i,))
-        elif isinstance(data, dict):
-            for k, v in data.items():
-                yield from _at(v, rest, path + (k,))
-    elif isinstance(data, dict) and head in data:
-        yield from _at(data[head], rest, path + (head,))
+class _Node:
+    """A trie of rule paths: one walk of a document visits every rule's matches."""
+    __slots__ = ("children", "rules")
+
+    def __init__(self) -> None:
+        self.children: dict[str, "_Node"] = {}
+        self.rules: list[dict] = []
+
+
+@functools.lru_cache(maxsize=None)
+def _trie(release: str, api_version: str, kind: str) -> _Node | None:
+    rules = rules_for(release, api_version, kind)
+    if not rules:
+        return None
+    root = _Node()
+    for r in rules:
+        node = root
+        for part in r["path"]:
+            node = node.children.setdefault(part, _Node())
+        node.rules.append(r)
+    return root
+
+
+def _matches(node: _Node, data: Any, path: tuple, out: list) -> None:
+    if node.rules and data is not None:
+        out.extend((r, path, data) for r in node.rules)
+    for key, child in node.children.items():
+        if key == "*":
+            if isinstance(data, list):
+                for i, v in enumerate(data):
+                    _matches(child, v, path + (i,), out)
+            elif isinstance(data, dict):
+                for k, v in data.items():
+                    _matches(child, v, path + (k,), out)
+        elif isinstance(data, dict) and key in data:
+            _matches(child, data[key], path + (key,), out)
+
+
+# CEL: the library's execute costs ~20 us even on a tiny value, so each rule's
+# verdict is cached by the part of the value it reads: the `self.a.b` chains it
+# names (a chain stops before a method or macro call), or the whole value when
+# it uses `self` bare.
+_CHAIN = re.compile(r"\b(self|[a-z_][A-Za-z0-9_]*)((?:\.[A-Za-z_][A-Za-z0-9_]*)*)")
+_MACRO = re.compile(r"\bself((?:\.[A-Za-z_][A-Za-z0-9_]*)*)\.(?:exists_one|exists|all|filter|map)\(\s*([a-z_][A-Za-z0-9_]*)\s*,")
+_CACHE_MAX = 8192
+_verdicts: dict = {}
+
+
+def _closing(text: str, i: int) -> int:
+    """Index of the parenthesis that closes the one before `i`."""
+    depth = 1
+    while i < len(text):
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        if depth == 0:
+            return i
+        i += 1
+    return len(text)
+
+
+def _var_chains(rule: str, var: str) -> tuple | None:
+    """The chains of `var` a text reads (a trailing call is not a field); None when it uses `var` bare."""
+    out = []
+    for m in _CHAIN.finditer(rule):
+        if m.group(1) != var:
+            continue
+        parts = [p for p in m.group(2).split(".") if p]
+        if parts and rule[m.end():m.end() + 1] == "(":
+            parts.pop()
+        if not parts:
+            return None
+        out.append(tuple(parts))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=None)
+def _chains(rule: str):
+    """What a rule reads of `self`: a tuple of (field chain, item chains or None) where item chains
+    say what a macro (`self.list.exists(x, ...)`) reads of each item; None when it reads `self` whole."""
+    macro_spans = []
+    found: list = []
+    for m in _MACRO.finditer(rule):
+        chain = tuple(p for p in m.group(1).split(".") if p)
+        end = _closing(rule, m.end())
+        body = rule[m.end():end]
+        if not chain:
+            return None
+        found.append((chain, _var_chains(body, m.group(2))))
+        macro_spans.append((m.start(), end))
+    rest = "".join(c if not any(a <= i <= b for a, b in macro_spans) else " " for i, c in enumerate(rule))
+    plain = _var_chains(rest, "self")
+    if plain is None:
+        return None
+    return tuple((c, None) for c in plain) + tuple(found)
+
+
+def _project(value: Any, chains) -> Any:
+    """The part of `value` the chains read: a rule's verdict on it is its verdict on `value`."""
+    if chains is None or not isinstance(value, dict):
+        return value
+    out: dict = {}
+    for chain, items in chains:
+        src, dst = value, out
+        for i, part in enumerate(chain):
+            if not isinstance(src, dict) or part not in src:
+                break
+            v = src[part]
+            if i == len(chain) - 1:
+                if items is not None and isinstance(v, list):
+                    v = [_project(x, tuple((c, None) for c in items)) for x in v]
+                if not (isinstance(dst.get(part), dict) and isinstance(v, dict)):
+                    dst[part] = v
+                break
+            if not isinstance(v, dict):
+                dst[part] = v
+                break
+            if not isinstance(dst.get(part), dict):
+                dst[part] = {}
+            dst, src = dst[part], v
+    return out
+
+
+def _cel(rule: str, value: Any) -> tuple[bool, str]:
+    """(holds, error text) of one CEL rule on one value."""
+    projected = _project(value, _chains(rule))
+    try:
+        key = (rule, json.dumps(projected, sort_keys=True, separators=(",", ":")))
+    except (TypeError, ValueError):
+        key = None
+    if key is not None and key in _verdicts:
+        return _verdicts[key]
+    try:
+        verdict = (_program(rule).execute({"self": projected}) is True, "")
+    except Exception as exc:   # a value the rule cannot take is refused by the API server too
+        verdict = (False, str(exc).split(".")[0])
+    if key is not None:
+        if len(_verdicts) >= _CACHE_MAX:
+            _verdicts.clear()
+        _verdicts[key] = verdict
+    return verdict
+
+
+@functools.lru_cache(maxsize=None)
+def _cel_module():
+    """The compiled core of common-expression-language, without `import cel`.
+
+    The package's __init__ also imports its command line (typer, prompt_toolkit):
+    0.26 s of start-up for nothing the validator uses, so the extension module
+    is loaded on its own.
+    """
+    import importlib.machinery
+    import importlib.util
+    spec = importlib.util.find_spec("cel")
+    if spec is None or not spec.origin:
+        from ..errors import UsageError
+        raise UsageError("common-expression-language is not installed; run `make venv` to bootstrap .venv")
+    folder = Path(spec.origin).parent
+    so = next(iter(sorted(folder.glob("cel.*.so")) + sorted(folder.glob("cel.*.pyd"))), None)
+    if so is None:
+        import cel
+        return cel
+    loader = importlib.machinery.ExtensionFileLoader("cel.cel", str(so))
+    module = importlib.util.module_from_spec(importlib.util.spec_from_file_location("cel.cel", str(so), loader=loader))
+    loader.exec_module(module)
+    return module
 
 
 @functools.lru_cache(maxsize=None)
 def _program(rule: str):
-    import cel
-    return cel.compile(rule)
+    return _cel_module().compile(rule)
 
 
 def violations(release: str, api_version: str, kind: str, data: dict) -> Iterator[tuple[tuple, str, str]]:
     """(path, message, how) for each CRD enum, format or CEL rule the object breaks."""
-    for r in rules_for(release, api_version, kind):
-        for path, value in _at(data, r["path"]):
-            if value is None:
-                continue
-            if "enum" in r:
-                if value not in r["enum"]:
-                    opts = ", ".join(json.dumps(o) for o in r["enum"])
-                    yield path, f"{json.dumps(value)} is not one of: {opts}", "enum"
-            elif "format" in r:
-                lo, hi = _INT_RANGE[r["format"]]
-                if isinstance(value, int) and not isinstance(value, bool) and not lo <= value <= hi:
-                    yield path, f"{value} is out of the {r['format']} range", "format"
-            else:
-                try:
-                    ok = _program(r["cel"]).execute({"self": value})
-                except Exception as exc:   # a value the rule cannot take is refused by the API server too
-                    ok = False
-                    why = str(exc).split(".")[0]
-                    yield path, f"{r['message']} (CEL rule `{r['cel']}` failed: {why})", "cel"
-                    continue
-                if ok is not True:
-                    yield path, f"{r['message']} (CEL rule `{r['cel']}`)", "cel"
+    trie = _trie(release, api_version, kind)
+    if trie is None:
+        return
+    found: list = []
+    _matches(trie, data, (), found)
+    for r, path, value in found:
+        if "enum" in r:
+            if value not in r["enum"]:
+                opts = ", ".join(json.dumps(o) for o in r["enum"])
+                yield path, f"{json.dumps(value)} is not one of: {opts}", "enum"
+        elif "format" in r:
+            lo, hi = _INT_RANGE[r["format"]]
+            if isinstance(value, int) and not isinstance(value, bool) and not lo <= value <= hi:
+                yield path, f"{value} is out of the {r['format']} range", "format"
+        else:
+            ok, error = _cel(r["cel"], value)
+            if error:
+                yield path, f"{r['message']} (CEL rule `{r['cel']}` failed: {error})", "cel"
+            elif not ok:
+                yield path, f"{r['message']} (CEL rule `{r['cel']}`)", "cel"
 
 
 # Generator command -------------------------------------------------------------

@@ -1,0 +1,215 @@
+"""Validate a YAML file or standard input as a stream: a bounded window of documents at a time.
+
+`kdt.documents.load_stream` holds a whole stream; a generated manifest bundle or
+a `kubectl get -o yaml` dump can hold 100,000 documents. Here the stream is read
+line by line, cut into documents at `---` lines, and validated a window of
+WINDOW documents at a time, so peak memory stays flat however long the stream
+is: only findings (and, for JUnit, one light record per document) are kept.
+
+Large streams are validated by two processes (this machine has two cores; the
+number follows os.cpu_count() up to MAX_JOBS): the reader hands windows to the
+workers, at most two windows per worker in flight, and results come back in
+order, so the report is the same as from one process.
+"""
+from __future__ import annotations
+
+import os
+import re
+from collections import namedtuple
+from concurrent.futures import Future, ProcessPoolExecutor
+from typing import IO, Iterator
+
+from .documents import load_parts
+from .errors import UsageError
+from .findings import ERROR, Finding
+from .validate import validate_documents
+
+WINDOW = 500             # documents per window
+WARM_UP = 64             # documents validated here before the workers fork (they inherit its compiled schemas)
+PARALLEL_FROM = 2 << 20  # bytes: smaller streams are validated in this process (a pool costs ~30 ms)
+MAX_JOBS = 4
+_DOC_START_M = re.compile(r"^---(?=[ \t\r\n]|$)", re.MULTILINE)
+
+# What the JUnit report needs of a document once its data is gone.
+Entry = namedtuple("Entry", "file index kind name target prefix")
+
+
+def parts(blocks: Iterator[str]) -> Iterator[tuple[int, tuple[str, int]]]:
+    """(index, (document text, line offset)) of each `---`-separated document, as documents.load_stream cuts them.
+
+    `blocks`: the stream's text in pieces that each end at a line end (lines, or large blocks).
+    """
+    carry: list[str] = []      # the current document's text so far
+    start = 0                  # its first line
+    line_no = 0                # lines before the current block
+    index = 0
+    first = True
+
+    def emit(text: str, at: int):
+        nonlocal index, first
+        # The text before the first `---` that holds only comments is no document of its own.
+        if first and _blank(text):
+            first = False
+            return None
+        first = False
+        out = (index, (text, at))
+        index += 1
+        return out
+
+    for block in blocks:
+        pos = 0
+        at = line_no                           # line number of block[pos]
+        for m in _DOC_START_M.finditer(block):
+            s = m.start()
+            if s == 0 and line_no == 0 and not carry:
+                continue                       # the stream starts with a marker
+            item = emit("".join(carry) + block[pos:s], start)
+            if item:
+                yield item
+            carry = []
+            at += block.count("\n", pos, s)
+            start = at
+            pos = s
+        carry.append(block[pos:])
+        line_no += block.count("\n")
+    text = "".join(carry)
+    if text or first:
+        if first:
+            yield index, (text, start)         # a single document (or an empty stream) is kept as it is
+        else:
+            item = emit(text, start)
+            if item:
+                yield item
+
+
+def _blank(text: str) -> bool:
+    for ln in text.splitlines():
+        s = ln.strip()
+        if s and not s.startswith("#") and not s.startswith("%"):
+            return False
+    return True
+
+
+BLOCK = 1 << 20
+
+
+def decoded_blocks(fh: IO[bytes], name: str, problems: list[Finding]) -> Iterator[str]:
+    """The stream as UTF-8 text in blocks that end at a line end; text that is not UTF-8 ends it with a finding."""
+    rest = b""
+    line_no = 0
+    first = True
+    while True:
+        chunk = fh.read(BLOCK)
+        data = rest + chunk
+        if not chunk:
+            rest = b""
+        else:
+            cut = data.rfind(b"\n") + 1
+            data, rest = data[:cut], data[cut:]
+        if first and data.startswith(b"\xef\xbb\xbf"):
+            data = data[3:]
+        if data:
+            first = False
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            before = data[:exc.start]
+            line = line_no + before.count(b"\n") + 1
+            col = exc.start - (before.rfind(b"\n") + 1) + 1
+            problems.append(Finding(ERROR, "input", f"not UTF-8 text (line {line}, byte {col} of the line)",
+                                    name, line=line))
+            return
+        line_no += text.count("\n")
+        if text:
+            yield text
+        if not chunk:
+            return
+
+
+def _window(args) -> tuple[list[Finding], int, list[Entry]]:
+    window, file, k8s, trainer, ignore_missing, inventory = args
+    docs, problems = load_parts(window, file, check_keys=False)
+    found = problems + validate_documents(docs, kubernetes_version=k8s, trainer_version=trainer,
+                                          ignore_missing_schemas=ignore_missing)
+    entries = [Entry(d.file, d.index, d.kind, d.name, d.target, d.prefix) for d in docs] if inventory else []
+    return found, len(docs), entries
+
+
+def _windows(blocks: Iterator[str], first: int = WINDOW) -> Iterator[list]:
+    window: list = []
+    size = first
+    for item in parts(blocks):
+        window.append(item)
+        if len(window) >= size:
+            yield window
+            window = []
+            size = WINDOW
+    if window:
+        yield window
+
+
+def validate_stream(lines: Iterator[str], file: str, kubernetes_version: str, trainer_version: str,
+                    ignore_missing_schemas: bool = False, inventory: bool = False,
+                    size_hint: int = 0) -> tuple[list[Finding], int, list[Entry]]:
+    """Every finding of a stream, the number of documents, and (inventory=True) a light record of each."""
+    findings: list[Finding] = []
+    entries: list[Entry] = []
+    count = 0
+    jobs = min(os.cpu_count() or 1, MAX_JOBS)
+    opts = (file, kubernetes_version, trainer_version, ignore_missing_schemas, inventory)
+    if jobs < 2 or size_hint < PARALLEL_FROM:
+        for window in _windows(lines):
+            f, n, e = _window((window, *opts))
+            findings += f
+            count += n
+            entries += e
+        return findings, count, entries
+    import multiprocessing
+    windows = _windows(lines, first=WARM_UP)
+    # A first small window in this process: the schemas it compiles are inherited by the forked workers.
+    for window in windows:
+        f, n, e = _window((window, *opts))
+        findings += f
+        count += n
+        entries += e
+        break
+    ctx = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+        pending: list[Future] = []
+
+        def drain(limit: int) -> None:
+            nonlocal count
+            while len(pending) > limit:
+                f, n, e = pending.pop(0).result()
+                findings.extend(f)
+                entries.extend(e)
+                count += n
+
+        for window in windows:
+            pending.append(pool.submit(_window, (window, *opts)))
+            drain(2 * jobs)
+        drain(0)
+    return findings, count, entries
+
+
+def open_lines(path: str, name: str, problems: list[Finding]) -> tuple[Iterator[str], int, str]:
+    """(text blocks, size in bytes, head text for the Trainer marker) of a file or `-`."""
+    import sys
+    if path == "-":
+        fh = sys.stdin.buffer
+        size = 0
+    else:
+        try:
+            fh = open(path, "rb")   # closed when the process ends: one per file named
+            size = os.fstat(fh.fileno()).st_size
+        except FileNotFoundError:
+            raise UsageError(f"{path}: no such file or folder") from None
+        except IsADirectoryError:
+            raise UsageError(f"{path}: is a folder") from None
+        except OSError as exc:
+            problems.append(Finding(ERROR, "input", f"cannot read: {exc.strerror}", name))
+            return iter(()), 0, ""
+    blocks = decoded_blocks(fh, name, problems)
+    first = next(blocks, "")
+    import itertools
+    return itertools.chain([first] if first else [], blocks), size, first[:8192]
