@@ -59,6 +59,7 @@ image:
 # Benchmarks: they print measured figures and ratios (not part of make test).
 bench: $(STAMP)
 	$(PY) bench/validate.py
+	$(PY) bench/lint_precision.py
 	$(PY) bench/recovery.py
 
 # make diff BASE=<ref>  (default: the merge base with main, against the working tree)
