@@ -55,8 +55,61 @@ def discover(root: Path = ROOT) -> list[Target]:
     return targets
 
 
+_SKIP_DIRS = {".git", ".venv", "node_modules", "__pycache__", ".pytest_cache", ".tox"}
+
+
+def _chart_targets(chart: Path) -> list[Target]:
+    """A chart folder: one target per ci/*.yaml values file, else its values.yaml."""
+    values = sorted((chart / "ci").glob("*.yaml")) + sorted((chart / "ci").glob("*.yml"))
+    return [Target(display(v), HELM, v, chart) for v in values or [chart / "values.yaml"]]
+
+
+def _enclosing_chart(path: Path) -> Path | None:
+    """The chart a file belongs to: its folder, or the folder above `ci/` or `templates/...`, has Chart.yaml."""
+    for folder in path.parents:
+        if (folder / "Chart.yaml").is_file():
+            return folder
+        if folder == ROOT or folder.parent == folder:
+            return None
+    return None
+
+
+def _walk(folder: Path) -> list[Target]:
+    """A folder in any layout: each kustomization and chart in it is a target of its own (their files are
+    build inputs, not objects: patches, templates), and every other YAML file is read as it is."""
+    if is_kustomization(folder):
+        return [Target(display(folder), KUSTOMIZE, folder)]
+    if (folder / "Chart.yaml").is_file():
+        return _chart_targets(folder)
+    out: list[Target] = []
+    for child in sorted(folder.iterdir()):
+        if child.is_dir() and child.name not in _SKIP_DIRS:
+            out.extend(_walk(child))
+        elif child.is_file() and child.suffix in (".yaml", ".yml"):
+            out.append(Target(display(child), FILE, child, in_folder=True))
+    return out
+
+
+def _for_file(p: Path) -> Target:
+    """The target a file named on the command line (a pre-commit hook passes changed files) belongs to."""
+    if p.name in KUSTOMIZATION_FILES:
+        return Target(display(p.parent), KUSTOMIZE, p.parent)
+    chart = _enclosing_chart(p.resolve()) if p.suffix in (".yaml", ".yml") else None
+    if chart is not None and p.name != "Chart.yaml":
+        rel = p.resolve().relative_to(chart)
+        if rel.parts[0] == "templates":
+            return _chart_targets(chart)[0] if (chart / "ci").is_dir() else Target(display(chart / "values.yaml"), HELM,
+                                                                                  chart / "values.yaml", chart)
+        if len(rel.parts) <= 2:            # <chart>/values*.yaml or <chart>/ci/*.yaml
+            return Target(display(p), HELM, p, chart)
+    if p.suffix in (".yaml", ".yml") and is_kustomization(p.parent):
+        # A file of a kustomization may be a patch: the kustomization's output is what gets applied.
+        return Target(display(p.parent), KUSTOMIZE, p.parent)
+    return Target(display(p), FILE, p)
+
+
 def from_args(args: list[str]) -> list[Target]:
-    """Targets for paths given on the command line."""
+    """Targets for paths given on the command line, each once."""
     targets: list[Target] = []
     for arg in args:
         if arg == "-":
@@ -66,23 +119,20 @@ def from_args(args: list[str]) -> list[Target]:
         if not p.exists():
             raise UsageError(f"{arg}: no such file or folder")
         if p.is_dir():
-            if is_kustomization(p):
-                targets.append(Target(display(p), KUSTOMIZE, p))
-            elif (p / "Chart.yaml").is_file():
-                for values in sorted((p / "ci").glob("*.yaml")) or [p / "values.yaml"]:
-                    targets.append(Target(display(values), HELM, values, p))
-            else:
-                files = sorted(f for f in p.rglob("*") if f.suffix in (".yaml", ".yml") and f.is_file())
-                if not files:
-                    raise UsageError(f"{arg}: no YAML files and no kustomization in this folder")
-                targets.extend(Target(display(f), FILE, f, in_folder=True) for f in files)
+            found = _walk(p)
+            if not found:
+                raise UsageError(f"{arg}: no YAML files, kustomization or chart in this folder")
+            targets.extend(found)
         else:
-            chart = chart_of(p) if p.suffix in (".yaml", ".yml") else None
-            if chart is not None and p.name != "Chart.yaml" and p.parent.name == "ci":
-                targets.append(Target(display(p), HELM, p, chart))
-            else:
-                targets.append(Target(display(p), FILE, p))
-    return targets
+            targets.append(_for_file(p))
+    seen: set = set()
+    unique = []
+    for t in targets:
+        key = (t.kind, str(Path(t.path).resolve()) if str(t.path) != "-" else "-", str(t.chart))
+        if key not in seen:
+            seen.add(key)
+            unique.append(t)
+    return unique
 
 
 def resolve(args: list[str]) -> list[Target]:

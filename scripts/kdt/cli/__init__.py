@@ -18,10 +18,21 @@ from .. import __version__, versions
 from ..errors import UsageError
 
 
+_PROG: str | None = None   # "kdt validate" when run through the kdt command
+
+
+def set_prog(name: str) -> None:
+    """Name the tool as the user ran it (`kdt validate`), in usage lines and one-line errors."""
+    global _PROG
+    _PROG = name
+
+
 class Parser(argparse.ArgumentParser):
     """argparse that exits 2 with one line on bad usage (argparse's own habit) and knows --version."""
 
     def __init__(self, *args, **kwargs):
+        if _PROG:
+            kwargs["prog"] = _PROG
         kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
         super().__init__(*args, **kwargs)
         self.add_argument("--version", action="version",
@@ -58,7 +69,7 @@ def output(path: str | None) -> Iterator[io.TextIOBase]:
 
 def run(main: Callable[[list[str] | None], int], argv: list[str] | None = None) -> int:
     """Run a tool's main; usage errors and unreadable input end in one line and exit 2."""
-    prog = Path(sys.argv[0]).stem
+    prog = _PROG or Path(sys.argv[0]).stem
     try:
         return main(argv)
     except UsageError as exc:
