@@ -17,7 +17,10 @@ Findings (rule "schema"):
 - no schema for the kind: an error, or a warning with ignore_missing_schemas;
 - missing or non-string apiVersion/kind: at the document.
 Kustomization and Component files (kustomize.config.k8s.io) are skipped: they
-are build instructions that kustomize itself checks when it renders.
+are build instructions that kustomize itself checks when it renders. So are
+documents with neither apiVersion nor kind (a pre-commit, CI or docker-compose
+file among the manifests is no Kubernetes object); one of the two without the
+other is an error.
 """
 from __future__ import annotations
 
@@ -144,6 +147,8 @@ def validate_documents(docs: Iterable[Document], kubernetes_version: str = versi
         av, kind = doc.data.get("apiVersion"), doc.data.get("kind")
         if isinstance(av, str) and isinstance(kind, str) and (av.split("/")[0], kind) in NOT_OBJECTS:
             continue
+        if av is None and kind is None:
+            continue    # not a Kubernetes object at all (a CI or tool config among the manifests): not ours to judge
         ks, problems = _identity(doc, registry, ignore_missing_schemas)
         if problems:
             findings.extend(problems)
