@@ -28,7 +28,7 @@ def test_hooks_block_a_broken_manifest_and_pass_a_fixed_one(tmp_path):
     env.pop("KDT_ROOT", None)
     subprocess.run([PRE_COMMIT, "install"], cwd=repo, check=True, capture_output=True, env=env)
     job = repo / "apps" / "train" / "job.yaml"
-    job.write_text(job.read_text().replace("restartPolicy: OnFailure", "restartPolicy: Sometimes"))
+    job.write_text(job.read_text().replace("replicas: 2", "replicas: 2\n      replica: 3"))
     git(repo, "add", "-A")
     bad = subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "bad"],
                          cwd=repo, capture_output=True, text=True, env=env, timeout=900)
@@ -36,9 +36,9 @@ def test_hooks_block_a_broken_manifest_and_pass_a_fixed_one(tmp_path):
     assert bad.returncode != 0, out
     assert "kdt validate" in out and "Failed" in out
     assert ".pre-commit-config.yaml" not in out     # a config file among the manifests is not judged
-    assert ("apps/train (rendered):9:22: error [schema] PyTorchJob/demo "
-            "spec.pytorchReplicaSpecs.Worker.restartPolicy: \"Sometimes\" is not one of") in out, out[-3000:]
-    job.write_text(job.read_text().replace("restartPolicy: Sometimes", "restartPolicy: OnFailure"))
+    assert ("apps/train (rendered):8:7: error [schema] PyTorchJob/demo spec.pytorchReplicaSpecs.Worker.replica: "
+            "unknown field 'replica' (did you mean 'replicas'?) (doc 0, source apps/train/job.yaml)") in out, out[-3000:]
+    job.write_text(job.read_text().replace("\n      replica: 3", ""))
     git(repo, "add", "-A")
     good = subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "good"],
                           cwd=repo, capture_output=True, text=True, env=env, timeout=900)
