@@ -9,12 +9,12 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 # pytest workers: the suite is mostly subprocesses (kubectl, helm, torchrun).
 PYTEST_WORKERS ?= 2
 
-.PHONY: help venv preview render validate lint merge-preview diff chart schemas test bench image lock clean
+.PHONY: help venv preview render validate lint merge-preview diff argocd chart schemas test bench image lock clean
 
 help:
 	@echo "make preview        render, validate and lint every target; print the summary table"
 	@echo "make test           run the test suite"
-	@echo "make render|validate|lint|merge-preview|chart|schemas|diff [BASE=ref]|image|bench"
+	@echo "make render|validate|lint|merge-preview|argocd|chart|schemas|diff [BASE=ref]|image|bench"
 
 $(STAMP): requirements.lock scripts/bootstrap.py
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -38,6 +38,10 @@ lint: $(STAMP)
 
 merge-preview: $(STAMP)
 	$(PY) scripts/merge_preview.py $(ARGS)
+
+# Expand deploy/argocd's ApplicationSet offline and render, validate and lint every Application.
+argocd: $(STAMP)
+	$(PY) scripts/argocd.py $(ARGS)
 
 # The chart: helm lint --strict on the defaults and every ci values file, README current, packaged into dist/.
 chart: $(STAMP)
