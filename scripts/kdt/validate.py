@@ -18,9 +18,9 @@ Findings (rule "schema"):
 - missing or non-string apiVersion/kind: at the document.
 Kustomization and Component files (kustomize.config.k8s.io) are skipped: they
 are build instructions that kustomize itself checks when it renders. So are
-documents with neither apiVersion nor kind (a pre-commit, CI or docker-compose
-file among the manifests is no Kubernetes object); one of the two without the
-other is an error.
+documents with none of apiVersion, kind and metadata (a pre-commit, CI or
+docker-compose file among the manifests is no Kubernetes object); a document
+with some but not both of apiVersion and kind is an error.
 """
 from __future__ import annotations
 
@@ -147,7 +147,7 @@ def validate_documents(docs: Iterable[Document], kubernetes_version: str = versi
         av, kind = doc.data.get("apiVersion"), doc.data.get("kind")
         if isinstance(av, str) and isinstance(kind, str) and (av.split("/")[0], kind) in NOT_OBJECTS:
             continue
-        if av is None and kind is None:
+        if av is None and kind is None and "metadata" not in doc.data:
             continue    # not a Kubernetes object at all (a CI or tool config among the manifests): not ours to judge
         ks, problems = _identity(doc, registry, ignore_missing_schemas)
         if problems:

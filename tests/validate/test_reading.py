@@ -87,3 +87,15 @@ def test_junit_output_is_valid_against_the_common_junit_xsd(validate_cli, tmp_pa
     assert code == 1
     xmlschema.XMLSchema(str(JUNIT_XSD)).validate(out)
     assert 'file="' not in out and 'name="ConfigMap/i (doc 2 items[0])"' in out
+
+
+def test_a_tool_config_among_the_manifests_is_not_judged(validate_cli, tmp_path):
+    (tmp_path / ".pre-commit-config.yaml").write_text("repos:\n  - repo: local\n    hooks: []\n")
+    (tmp_path / "compose.yaml").write_text("services:\n  web: {image: nginx}\n")
+    (tmp_path / "cm.yaml").write_text(CM.format(name="x"))
+    code, out, _ = validate_cli(tmp_path / ".pre-commit-config.yaml", tmp_path / "compose.yaml", tmp_path / "cm.yaml")
+    assert code == 0 and "error" not in out.replace("0 error(s)", "")
+    # Something that looks like an object but lacks its identity is still an error.
+    (tmp_path / "half.yaml").write_text("metadata:\n  name: x\n")
+    code, out, _ = validate_cli(tmp_path / "half.yaml")
+    assert code == 1 and "apiVersion is missing" in out and "kind is missing" in out
