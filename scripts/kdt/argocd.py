@@ -48,7 +48,7 @@ import yaml
 
 from . import targets as T
 from .documents import Document, load_stream
-from .findings import ERROR, WARNING, Finding
+from .findings import WARNING, Finding
 from .paths import ROOT, display, tool
 from .render import render
 

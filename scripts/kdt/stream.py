@@ -14,12 +14,11 @@ order, so the report is the same as from one process.
 from __future__ import annotations
 
 import os
-import re
 from collections import namedtuple
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import IO, Iterator
 
-from .documents import load_parts
+from .documents import _DOC_START as _DOC_START_M, _blank, load_parts
 from .errors import UsageError
 from .findings import ERROR, Finding
 from .validate import validate_documents
@@ -28,7 +27,6 @@ WINDOW = 500             # documents per window
 WARM_UP = 64             # documents validated here before the workers fork (they inherit its compiled schemas)
 PARALLEL_FROM = 2 << 20  # bytes: smaller streams are validated in this process (a pool costs ~30 ms)
 MAX_JOBS = 4
-_DOC_START_M = re.compile(r"^---(?=[ \t\r\n]|$)", re.MULTILINE)
 
 # What the JUnit report needs of a document once its data is gone.
 Entry = namedtuple("Entry", "file index kind name target prefix")
@@ -80,14 +78,6 @@ def parts(blocks: Iterator[str]) -> Iterator[tuple[int, tuple[str, int]]]:
             item = emit(text, start)
             if item:
                 yield item
-
-
-def _blank(text: str) -> bool:
-    for ln in text.splitlines():
-        s = ln.strip()
-        if s and not s.startswith("#") and not s.startswith("%"):
-            return False
-    return True
 
 
 BLOCK = 1 << 20
@@ -192,7 +182,7 @@ def validate_stream(lines: Iterator[str], file: str, kubernetes_version: str, tr
     return findings, count, entries
 
 
-def open_lines(path: str, name: str, problems: list[Finding]) -> tuple[Iterator[str], int, str]:
+def open_blocks(path: str, name: str, problems: list[Finding]) -> tuple[Iterator[str], int, str]:
     """(text blocks, size in bytes, head text for the Trainer marker) of a file or `-`."""
     import sys
     if path == "-":

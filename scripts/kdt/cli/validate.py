@@ -36,7 +36,7 @@ from . import Parser, add_output_args, output, run
 from .. import findings as F
 from .. import report, schemas, targets, versions
 from ..render import render
-from ..stream import open_lines, validate_stream
+from ..stream import open_blocks, validate_stream
 from ..targets import FILE, target_trainer_version  # noqa: F401  (re-exported)
 from ..validate import RULES, validate_documents
 
@@ -66,7 +66,7 @@ def main(argv=None) -> int:
         if t.kind == FILE:
             # A file or standard input is validated as a stream: a bounded window of documents at a time.
             problems: list[F.Finding] = []
-            lines, size, head = open_lines(str(t.path), t.name, problems)
+            lines, size, head = open_blocks(str(t.path), t.name, problems)
             trainer = args.trainer_version or target_trainer_version(t, head[:targets.MARKER_SPAN]) \
                 or versions.TRAINER_DEFAULT
             found, n, entries = validate_stream(lines, t.name, k8s, trainer, args.ignore_missing_schemas,
