@@ -210,3 +210,10 @@ spec:
     assert "runAsNonRoot: true" in hits[0].message and "'rt'" in hits[0].message
     assert [f for f in _lint_text(tmp_path, runtime + "---\n" + job.replace("false}", "true}"))
             if f.rule == "pod-security-restricted"] == []
+
+
+def test_hostname_length_depends_on_the_replica_count(tmp_path):
+    text = (FIXTURES / "pod-hostname-length" / "bad.yaml").read_text()
+    assert len([f for f in _lint_text(tmp_path, text) if f.rule == "pod-hostname-length"]) == 2
+    ten = text.replace("replicas: 64", "replicas: 10")
+    assert [f for f in _lint_text(tmp_path, ten) if f.rule == "pod-hostname-length"] == []

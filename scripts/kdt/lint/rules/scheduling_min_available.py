@@ -1,0 +1,37 @@
+"""A PyTorchJob's gang (`runPolicy.schedulingPolicy.minAvailable`) is not smaller than its world.
+
+With gang scheduling the PodGroup starts the job once `minAvailable` pods can
+run. Below the number of pods the job needs (all replicas; an elastic job's
+`minReplicas`), part of the job starts, takes its GPUs and waits in the
+rendezvous for pods the scheduler never promised: the half-start gang
+scheduling is there to prevent. Left out, the operator uses all replicas.
+
+Source: training-operator pkg/controller.v1/common/scheduling.go (MinMember from
+minAvailable, else the sum of replicas); kdt.operators.scheduling.
+"""
+from __future__ import annotations
+
+from ...findings import WARNING
+from ..pods import as_int
+from ._util import d, replica_specs
+
+ID = "scheduling-min-available"
+LEVEL = WARNING
+
+
+def check(docs, ctx):
+    for doc in docs:
+        if doc.kind != "PyTorchJob":
+            continue
+        sp = doc.get(("spec", "runPolicy", "schedulingPolicy"))
+        if not isinstance(sp, dict) or sp.get("minAvailable") is None:
+            continue
+        have = as_int(sp.get("minAvailable"))
+        total = sum(as_int(d(r).get("replicas", 1)) or 0 for r in replica_specs(doc).values())
+        elastic = d(doc.get(("spec", "elasticPolicy")))
+        need = as_int(elastic.get("minReplicas")) if elastic.get("minReplicas") is not None else total
+        what = "the elasticPolicy's minReplicas" if elastic.get("minReplicas") is not None else "the sum of the replicas"
+        if have is not None and need is not None and have < need:
+            yield doc.finding(ID, f"minAvailable {have} is below {what} ({need}): {need - have} pod(s) the job "
+                                  "needs may never be scheduled while the others hold their GPUs",
+                              ("spec", "runPolicy", "schedulingPolicy", "minAvailable"))

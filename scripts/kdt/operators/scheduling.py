@@ -1,0 +1,33 @@
+"""Gang scheduling and queueing: how each path spells them (facts the scale rules read).
+
+- Kueue reads the queue of a job from the job object's own `metadata.labels`
+  (`kueue.x-k8s.io/queue-name`): PyTorchJob (integration kubeflow.org/pytorchjob),
+  TrainJob (trainer.kubeflow.org/trainjob), JobSet, StatefulSet. On a pod
+  template the label is read by Kueue's plain-pod integration instead, which
+  makes each pod a workload of its own: the job is no longer admitted as one.
+  (kueue site/content/en/docs/concepts/workload.md and tasks/run/*.)
+- Training Operator v1: `spec.runPolicy.schedulingPolicy` (minAvailable, queue,
+  priorityClass, scheduleTimeoutSeconds) makes a PodGroup for Volcano or the
+  scheduler-plugins coscheduling; minAvailable defaults to the sum of the
+  replicas (pkg/controller.v1/common/scheduling.go calcPGMinResources and
+  the PodGroup's MinMember).
+- Trainer v2: a runtime's `spec.podGroupPolicy` (coscheduling, volcano) makes
+  the PodGroup of every TrainJob that uses it, MinMember = all pods
+  (pkg/runtime/framework/plugins/coscheduling).
+"""
+from __future__ import annotations
+
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+# The label JobSet puts on every pod (jobset api/jobset/v1alpha2 JobSetNameKey), and the
+# replicated job's name (ReplicatedJobNameKey).
+JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
+JOBSET_RJOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
+
+
+def gang_scheduled(doc) -> bool:
+    """Whether the workload is admitted all-or-nothing by a gang scheduler (not a queue alone)."""
+    if doc.kind == "PyTorchJob":
+        return isinstance(doc.get(("spec", "runPolicy", "schedulingPolicy")), dict)
+    if doc.kind in ("ClusterTrainingRuntime", "TrainingRuntime"):
+        return isinstance(doc.get(("spec", "podGroupPolicy")), dict)
+    return False
