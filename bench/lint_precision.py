@@ -111,11 +111,18 @@ def main() -> int:
             crashes += 1
             print(f"CRASH on {repo}: {err.strip().splitlines()[-1]}")
         counts[(repo, "files")] += len(files)
+        seen = set()
         for f in findings:
             if f["rule"] in ("yaml", "input", "render"):
                 counts[(repo, "unreadable")] += 1
                 continue
-            key = (repo, relative(f["file"], base), f["rule"], f["path"])
+            # A file of a kustomization is linted as that kustomization's output: the finding names the
+            # resource's own file as its source. One finding per (file, rule, path).
+            where = f.get("source") or f["file"]
+            key = (repo, relative(str(ROOT / where) if f.get("source") else where, base), f["rule"], f["path"])
+            if key in seen:
+                continue
+            seen.add(key)
             level = f["level"]
             counts[(level, "all")] += 1
             if key in labels:
