@@ -3,6 +3,7 @@
 - every `overlays/*/` folder with a kustomization
 - every values file under `charts/*/ci/`
 - or the files and folders a user names (`-` is standard input)
+- in a repository with neither, every kustomization, chart and YAML file of its tree
 """
 from __future__ import annotations
 
@@ -136,7 +137,9 @@ def from_args(args: list[str]) -> list[Target]:
 
 
 def resolve(args: list[str]) -> list[Target]:
-    targets = from_args(args) if args else discover()
+    """The paths named, else this repository's overlays and chart ci files, else every target of the
+    repository's tree (a repository of another layout: its kustomizations, charts and YAML files)."""
+    targets = from_args(args) if args else (discover() or _walk(ROOT))
     if not targets:
         raise UsageError("nothing to do: no overlays, no chart values files and no paths given")
     return targets
