@@ -72,25 +72,29 @@ class Document:
     def line(self) -> int:
         return self.locate(())[0]
 
+    # Identity fields are strings whatever the document holds (`kind:` left empty, `apiVersion: 5`):
+    # every stage compares them, and a wrong type is validate's finding, never a crash.
     @property
     def kind(self) -> str:
-        return self.data.get("kind", "") if isinstance(self.data, dict) else ""
+        v = self.data.get("kind") if isinstance(self.data, dict) else None
+        return v if isinstance(v, str) else ""
 
     @property
     def api_version(self) -> str:
-        return self.data.get("apiVersion", "") if isinstance(self.data, dict) else ""
+        v = self.data.get("apiVersion") if isinstance(self.data, dict) else None
+        return v if isinstance(v, str) else ""
 
     @property
     def name(self) -> str:
-        if not isinstance(self.data, dict):
-            return ""
-        meta = self.data.get("metadata")
-        return str(meta.get("name", "")) if isinstance(meta, dict) else ""
+        meta = self.data.get("metadata") if isinstance(self.data, dict) else None
+        v = meta.get("name") if isinstance(meta, dict) else None
+        return "" if v is None or isinstance(v, (dict, list)) else str(v)
 
     @property
     def namespace(self) -> str:
         meta = self.data.get("metadata") if isinstance(self.data, dict) else None
-        return str(meta.get("namespace", "") or "") if isinstance(meta, dict) else ""
+        v = meta.get("namespace") if isinstance(meta, dict) else None
+        return "" if v is None or isinstance(v, (dict, list)) else str(v)
 
     @property
     def group(self) -> str:
@@ -267,9 +271,8 @@ def _slow(part: str, offset: int, file: str, index: int, target: str,
                                 doc=index, line=offset + node.start_mark.line + 1,
                                 col=node.start_mark.column + 1, target=target))
         return None, node, False
-    kind = data.get("kind", "") if isinstance(data, dict) else ""
-    meta = data.get("metadata") if isinstance(data, dict) else None
-    name = str(meta.get("name", "")) if isinstance(meta, dict) else ""
+    ident = Document(data=data, index=index, file=file)
+    kind, name = ident.kind, ident.name
     for knode, path in walker.dups:
         findings.append(Finding(level=ERROR, rule="yaml",
                                 message=f"duplicate key {path[-1]!r} (kubectl would keep only the last one)",

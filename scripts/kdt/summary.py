@@ -152,7 +152,10 @@ def summarize(target: str, docs: Iterable[Document]) -> TargetSummary:
     for d in docs:
         if d.kind and d.kind not in out.kinds:
             out.kinds.append(d.kind)
-        w = workload(d)
+        try:
+            w = workload(d)
+        except (AttributeError, TypeError, KeyError, IndexError, ValueError):
+            w = None    # a malformed workload (its schema findings say where): no row of its own
         if w:
             out.workloads.append(w)
     return out

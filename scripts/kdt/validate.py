@@ -64,6 +64,13 @@ def _types(types) -> str:
     return " or ".join(names)
 
 
+def _schema_errors(doc: Document, ks: schemas.KindSchema) -> list[Finding]:
+    """Nothing for a valid document (one compiled is_valid call), every located error otherwise."""
+    if ks.validator.is_valid(doc.data) or ks.validator.is_valid(_admitted(doc)):
+        return []
+    return _errors(doc, ks)
+
+
 def _admitted(doc: Document) -> dict:
     """The object as the API server validates it: after the operators' defaulting webhooks."""
     if doc.kind == JS.KIND and doc.group == JS.GROUP:
@@ -154,7 +161,7 @@ def validate_documents(docs: Iterable[Document], kubernetes_version: str = versi
             findings.extend(problems)
             continue
         try:
-            valid = ks.validator.is_valid(doc.data)
+            found = _schema_errors(doc, ks)
         except (ValueError, TypeError, OverflowError):
             # A mapping key that is not a string (load_stream(check_keys=False) left it): make it
             # the string kubectl reads, or report the key kubectl refuses.
@@ -163,13 +170,12 @@ def validate_documents(docs: Iterable[Document], kubernetes_version: str = versi
                 findings.extend(bad)
                 continue
             try:
-                valid = ks.validator.is_valid(doc.data)
+                found = _schema_errors(doc, ks)
             except (ValueError, TypeError, OverflowError) as exc:
                 # A value JSON cannot hold (a YAML !!set, say): the API server would refuse it too.
                 findings.append(doc.finding(RULE, f"the object cannot be read as JSON: {exc}"))
                 continue
-        if not valid and not ks.validator.is_valid(_admitted(doc)):
-            findings.extend(_errors(doc, ks))
+        findings.extend(found)
         if ks.origin.startswith("Trainer"):
             findings.extend(_crd_rule_findings(doc, registry.trainer_version))
     return findings

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ..documents import Document
-from ..findings import Finding, format_path
+from ..findings import WARNING, Finding, format_path
 from ..operators import trainer_v2 as TV2
 from ..operators import training_operator_v1 as TO1
 from . import statefulset, trainer_v2, training_operator_v1
@@ -36,17 +36,29 @@ def expand_documents(docs: Iterable[Document], trainer_version: str | None = Non
     out: list[Expanded] = []
     findings: list[Finding] = []
     for d in docs:
-        if d.kind == TO1.KIND and d.group == TO1.GROUP:
-            e, f = training_operator_v1.expand(d, load)
-        elif d.kind == TV2.TRAINJOB and d.group == TV2.GROUP:
-            e, f = trainer_v2.expand(d, docs, load, trainer_version)
-        elif d.kind == "StatefulSet" and d.group == "apps":
-            e, f = statefulset.expand(d, load)
-        else:
+        try:
+            if d.kind == TO1.KIND and d.group == TO1.GROUP:
+                e, f = training_operator_v1.expand(d, load)
+            elif d.kind == TV2.TRAINJOB and d.group == TV2.GROUP:
+                e, f = trainer_v2.expand(d, docs, load, trainer_version)
+            elif d.kind == "StatefulSet" and d.group == "apps":
+                e, f = statefulset.expand(d, load)
+            else:
+                continue
+        except MALFORMED as exc:
+            # An object whose fields have the wrong shape (a list where a mapping goes): the schema
+            # findings say where; the preview of this one object is skipped, never the run.
+            findings.append(d.finding("expand", f"not expanded: the {d.kind} does not have the shape the "
+                                                f"operator reads ({type(exc).__name__}); see its schema findings",
+                                      level=WARNING))
             continue
         out.extend(e)
         findings.extend(f)
     return out, findings
+
+
+# What an expansion of a malformed object raises (the schema check reports the malformation itself).
+MALFORMED = (AttributeError, TypeError, KeyError, IndexError, ValueError)
 
 
 def _env(obj: dict, container: str | None = None) -> dict:

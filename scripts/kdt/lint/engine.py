@@ -137,6 +137,29 @@ def apply_ignores(findings: list[Finding], docs: list[Document], config, strict:
     return out + engine
 
 
+# What a rule raises on an object whose fields have the wrong shape (the schema check reports it).
+_MALFORMED = (AttributeError, TypeError, KeyError, IndexError, ValueError)
+SKIP_RULE = "lint-skip"
+
+
+def _guarded(rule: Rule, docs: list[Document], ctx: Context) -> list[Finding]:
+    """A rule's findings; when a malformed object trips it, the rule is run object by object, and the
+    objects it cannot read are a warning each (the rest of the stream is still checked)."""
+    try:
+        return list(rule.module.check(docs, ctx) or ())
+    except _MALFORMED:
+        pass
+    out: list[Finding] = []
+    for d in docs:
+        try:
+            out.extend(rule.module.check([d], ctx) or ())
+        except _MALFORMED as exc:
+            out.append(replace(d.finding(SKIP_RULE, f"{rule.id} skipped this {d.kind or 'object'}: its fields do not "
+                                                   f"have the shape the rule reads ({type(exc).__name__}); "
+                                                   "see its schema findings", level=WARNING)))
+    return out
+
+
 def relevel(f: Finding, level: str | None) -> Finding:
     return replace(f, level=level) if level and level != f.level else f
 
@@ -153,7 +176,7 @@ def run_rules(docs: list[Document], trainer_version: str, config=None, only_scop
                       run_docs or [])
         level = config.level(rule.id) if config else None
         if only_scope == "documents":
-            produced = rule.module.check(docs, ctx)
+            produced = _guarded(rule, docs, ctx)
         else:
             produced = rule.module.check_target(target, docs, ctx)
         for f in produced or ():

@@ -153,7 +153,11 @@ def trainer_pod(job: Document, runtime: Document) -> tuple[dict, dict] | None:
     """
     from ..expand import trainer_v2 as expand_trainer
     from ..expand.model import Loader
-    expanded, _ = expand_trainer.expand(job, [job, runtime], Loader())
+    from ..expand import MALFORMED
+    try:
+        expanded, _ = expand_trainer.expand(job, [job, runtime], Loader())
+    except MALFORMED:
+        return None     # a malformed TrainJob or runtime: the schema findings say where
     for e in expanded:
         if e.kind != "JobSet":
             continue
