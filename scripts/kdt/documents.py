@@ -229,12 +229,12 @@ def _chunks(text: str) -> list[tuple[str, int]]:
         line += part.count("\n")
     # The text before the first `---` holds only comments or directives when the
     # stream starts with a marker after them: it is no document of its own.
-    if len(out) > 1 and _blank(out[0][0]):
+    if len(out) > 1 and is_blank(out[0][0]):
         out.pop(0)
     return out
 
 
-def _blank(part: str) -> bool:
+def is_blank(part: str) -> bool:
     for ln in part.splitlines():
         s = ln.strip()
         if s and not s.startswith("#") and not s.startswith("%"):
@@ -414,10 +414,14 @@ def load_parts(parts, file: str, target: str = "", check_keys: bool = True) -> t
                 continue
             data = doc.data
         if not isinstance(data, dict):
-            line, col, _ = doc.locate(())
-            findings.append(Finding(level=ERROR, rule="yaml",
-                                    message=f"document is a {type(data).__name__}, expected a mapping (a Kubernetes object)",
-                                    file=file, doc=index, line=line, col=col, target=target))
+            # A list of objects is a mistake kubectl refuses; any other non-mapping document (a
+            # pre-commit hook list, a playbook, a bare value) is no Kubernetes object: not judged.
+            if isinstance(data, list) and any(isinstance(x, dict) and ("apiVersion" in x or "kind" in x) for x in data):
+                line, col, _ = doc.locate(())
+                findings.append(Finding(level=ERROR, rule="yaml",
+                                        message="document is a list of objects; kubectl reads one object per document "
+                                                "(separate them with ---, or use kind: List with items)",
+                                        file=file, doc=index, line=line, col=col, target=target))
             continue
         if is_list_kind(data):
             docs.extend(_list_items(doc, findings))

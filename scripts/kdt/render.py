@@ -14,7 +14,7 @@ from pathlib import Path
 import yaml_rs
 
 from . import targets as T
-from .documents import Document, load_stream, read_text
+from .documents import Document, is_blank, load_stream, read_text
 from .errors import UsageError
 from .findings import ERROR, Finding
 from .paths import display, tool
@@ -91,7 +91,8 @@ def render(target: T.Target) -> Rendered:
         elif target.kind == T.HELM:
             for d, src in zip(out.documents, helm_sources(out.documents, target.chart)):
                 d.source = src
-        if not out.documents and not out.findings and not target.in_folder:
+        if not out.documents and not out.findings and not target.in_folder and \
+                (target.kind != T.FILE or is_blank(text)):
             # kubectl apply refuses it too ("no objects passed to apply").
             what = {T.FILE: "input", T.KUSTOMIZE: "kustomization's output", T.HELM: "chart's output"}[target.kind]
             out.findings.append(Finding(ERROR, "input", f"the {what} holds no Kubernetes object", file, target=out_target(target)))

@@ -18,7 +18,7 @@ from collections import namedtuple
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import IO, Iterator
 
-from .documents import _DOC_START as _DOC_START_M, _blank, load_parts
+from .documents import _DOC_START as _DOC_START_M, is_blank, load_parts
 from .errors import UsageError
 from .findings import ERROR, Finding
 from .validate import validate_documents
@@ -46,7 +46,7 @@ def parts(blocks: Iterator[str]) -> Iterator[tuple[int, tuple[str, int]]]:
     def emit(text: str, at: int):
         nonlocal index, first
         # The text before the first `---` that holds only comments is no document of its own.
-        if first and _blank(text):
+        if first and is_blank(text):
             first = False
             return None
         first = False

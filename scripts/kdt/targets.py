@@ -75,9 +75,29 @@ def _enclosing_chart(path: Path) -> Path | None:
     return None
 
 
+def _component_resources(folder: Path) -> list[Path] | None:
+    """The resource files of a kustomize Component folder (None: the folder is no Component).
+
+    A Component cannot be built alone; its `resources:` are whole objects (checked as files), its
+    patches are partial (checked through the overlays that include the Component)."""
+    kfile = next((folder / f for f in KUSTOMIZATION_FILES if (folder / f).is_file()), None)
+    if kfile is None:
+        return None
+    try:
+        spec = yaml_rs.loads(kfile.read_text(errors="replace"), parse_datetime=False)
+    except (yaml_rs.YAMLDecodeError, ValueError, OSError):
+        return None
+    if not isinstance(spec, dict) or spec.get("kind") != "Component":
+        return None
+    return [folder / r for r in spec.get("resources") or [] if isinstance(r, str) and (folder / r).is_file()]
+
+
 def _walk(folder: Path) -> list[Target]:
     """A folder in any layout: each kustomization and chart in it is a target of its own (their files are
     build inputs, not objects: patches, templates), and every other YAML file is read as it is."""
+    component = _component_resources(folder)
+    if component is not None:
+        return [Target(display(f), FILE, f, in_folder=True) for f in component]
     if is_kustomization(folder):
         return [Target(display(folder), KUSTOMIZE, folder)]
     if (folder / "Chart.yaml").is_file():
@@ -91,7 +111,7 @@ def _walk(folder: Path) -> list[Target]:
     return out
 
 
-def _for_file(p: Path) -> Target:
+def _for_file(p: Path) -> Target | None:
     """The target a file named on the command line (a pre-commit hook passes changed files) belongs to."""
     if p.name in KUSTOMIZATION_FILES:
         return Target(display(p.parent), KUSTOMIZE, p.parent)
@@ -103,6 +123,10 @@ def _for_file(p: Path) -> Target:
                                                                                   chart / "values.yaml", chart)
         if len(rel.parts) <= 2:            # <chart>/values*.yaml or <chart>/ci/*.yaml
             return Target(display(p), HELM, p, chart)
+    component = _component_resources(p.parent) if p.suffix in (".yaml", ".yml") else None
+    if component is not None:
+        # A Component's resource is a whole object; its patches are checked through the overlays using it.
+        return Target(display(p), FILE, p) if p.resolve() in {c.resolve() for c in component} else None
     if p.suffix in (".yaml", ".yml") and is_kustomization(p.parent):
         # A file of a kustomization may be a patch: the kustomization's output is what gets applied.
         return Target(display(p.parent), KUSTOMIZE, p.parent)
@@ -125,7 +149,9 @@ def from_args(args: list[str]) -> list[Target]:
                 raise UsageError(f"{arg}: no YAML files, kustomization or chart in this folder")
             targets.extend(found)
         else:
-            targets.append(_for_file(p))
+            t = _for_file(p)
+            if t is not None:
+                targets.append(t)
     seen: set = set()
     unique = []
     for t in targets:
@@ -140,6 +166,8 @@ def resolve(args: list[str]) -> list[Target]:
     """The paths named, else this repository's overlays and chart ci files, else every target of the
     repository's tree (a repository of another layout: its kustomizations, charts and YAML files)."""
     targets = from_args(args) if args else (discover() or _walk(ROOT))
+    if not targets and args and all(Path(a).is_file() for a in args if a != "-"):
+        return []   # only patches of Components were named (a pre-commit run): nothing of their own to check
     if not targets:
         raise UsageError("nothing to do: no overlays, no chart values files and no paths given")
     return targets

@@ -39,13 +39,13 @@ def test_documents_indexes_and_lines():
 
 
 def test_duplicate_keys_syntax_errors_and_non_mappings_are_findings():
-    text = "a: 1\nb: 2\na: 3\n---\n- 1\n- 2\n---\nkind: Ok\nmetadata: {name: n}\n---\nc: [1, 2\n"
+    text = "a: 1\nb: 2\na: 3\n---\n- kind: Pod\n- kind: Pod\n---\nkind: Ok\nmetadata: {name: n}\n---\nc: [1, 2\n"
     docs, findings = load_stream(text, "bad.yaml")
     assert [d.kind for d in docs] == ["", "Ok"]  # the duplicate-key document is still read
     assert docs[0].data == {"a": 3, "b": 2}
     by_doc = {f.doc: f for f in findings}
     assert by_doc[0].line == 3 and by_doc[0].col == 1 and "duplicate key 'a'" in by_doc[0].message
-    assert by_doc[1].line == 5 and "expected a mapping" in by_doc[1].message
+    assert by_doc[1].line == 5 and "list of objects" in by_doc[1].message
     assert by_doc[3].rule == "yaml" and "syntax error" in by_doc[3].message and by_doc[3].line >= 11
     assert len(findings) == 3
 
@@ -53,3 +53,9 @@ def test_duplicate_keys_syntax_errors_and_non_mappings_are_findings():
 def test_yaml_12_scalars_and_strings_kept():
     docs, _ = load_stream("v: yes\nd: 2024-01-01\nq: '010'\nn: 010\n", "s.yaml")
     assert docs[0].data == {"v": "yes", "d": "2024-01-01", "q": "010", "n": 10}
+
+
+def test_a_list_that_holds_no_object_is_no_kubernetes_document():
+    # a pre-commit hook list, a playbook: not judged (a list of objects is, above)
+    docs, findings = load_stream("- id: hook\n  entry: x\n---\n- 1\n- 2\n", "hooks.yaml")
+    assert docs == [] and findings == []

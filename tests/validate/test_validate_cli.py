@@ -39,7 +39,7 @@ def test_syntax_error_duplicate_key_and_non_mapping_are_errors_not_crashes(valid
     bad = tmp_path / "bad.yaml"
     bad.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n---\n"
                    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: b\n  name: c\n---\n"
-                   "- just\n- a list\n---\n"
+                   "- kind: ConfigMap\n- kind: Secret\n---\n"
                    "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: d\ndata: {}\n")
     code, out, err = validate_cli(bad)
     assert code == 1 and "Traceback" not in err
@@ -47,7 +47,7 @@ def test_syntax_error_duplicate_key_and_non_mapping_are_errors_not_crashes(valid
     assert len(lines) == 3, out
     dup, lst, syn = lines
     assert dup.startswith(f"{bad}:9:3: error [yaml]") and "duplicate key 'name'" in dup and "(doc 1)" in dup
-    assert lst.startswith(f"{bad}:11:1: error [yaml]") and "expected a mapping" in lst
+    assert lst.startswith(f"{bad}:11:1: error [yaml]") and "list of objects" in lst
     assert ":17:" in syn and "YAML syntax error" in syn and "(doc 3)" in syn
 
 

@@ -36,6 +36,7 @@ from . import Parser, add_output_args, output, run
 from .. import findings as F
 from .. import report, schemas, targets, versions
 from ..render import render
+from ..documents import is_blank
 from ..stream import open_blocks, validate_stream
 from ..targets import FILE, target_trainer_version  # noqa: F401  (re-exported)
 from ..validate import RULES, validate_documents
@@ -72,7 +73,7 @@ def main(argv=None) -> int:
             found, n, entries = validate_stream(lines, t.name, k8s, trainer, args.ignore_missing_schemas,
                                                 inventory=args.format == "junit", size_hint=size)
             problems += found
-            if n == 0 and not problems and not t.in_folder:
+            if n == 0 and not problems and not t.in_folder and is_blank(head):
                 problems.append(F.Finding(F.ERROR, "input", "the input holds no Kubernetes object", t.name))
             findings.extend(problems)
             ndocs += n

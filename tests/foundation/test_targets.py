@@ -1,0 +1,33 @@
+"""Targets in any layout (#12): kustomizations, Components, charts and loose YAML, walked or named."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from kdt import targets as T
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _names(ts):
+    return sorted((t.kind, t.name) for t in ts)
+
+
+def test_a_file_means_what_it_belongs_to():
+    got = _names(T.from_args([str(ROOT / p) for p in (
+        "overlays/ddp/mnist.yaml",                  # a patch of an overlay: the overlay's output
+        "charts/trainer/templates/trainjob.yaml",   # a chart template: the chart
+        "charts/trainer/ci/ddp.yaml",               # a values file: the chart with it
+        "components/t5-fsdp/runtime.yaml",          # a Component's resource: the file
+        "components/trainer-2.1/overrides.yaml",    # a Component's patch: through the overlays using it
+    )]))
+    assert got == [("file", "components/t5-fsdp/runtime.yaml"), ("helm", "charts/trainer/ci/ddp.yaml"),
+                   ("kustomize", "overlays/ddp")]
+
+
+def test_a_walked_folder_renders_kustomizations_and_charts_and_reads_the_rest(validate_cli):
+    ts = T.from_args([str(ROOT / "components"), str(ROOT / "deploy"), str(ROOT / "base")])
+    kinds = {t.kind for t in ts}
+    assert ("kustomize", "deploy/argocd") in _names(ts) and ("kustomize", "base") in _names(ts)
+    assert kinds == {"kustomize", "file"} and not any("overrides.yaml" in t.name for t in ts)
+    code, out, err = validate_cli("components", "deploy", "base", ".github", ".pre-commit-hooks.yaml", "action.yml")
+    assert (code, err) == (0, ""), out
