@@ -62,8 +62,10 @@ SCRIPT = textwrap.dedent("""\
     {top}
     def main():
         rank = int(os.environ["RANK"])
-        print(f"[W] rank={{rank}} name={{__name__}} restart={{os.environ['TORCHELASTIC_RESTART_COUNT']}}"
-              f" warm={{'trainkit.warm' in sys.modules}} argv={{sys.argv[1:]}} cwd_first={{sys.path[0]}}", flush=True)
+        # one write per line: print() writes text and newline separately, and two workers share the pipe
+        sys.stdout.write(f"[W] rank={{rank}} name={{__name__}} restart={{os.environ['TORCHELASTIC_RESTART_COUNT']}}"
+                         f" warm={{'trainkit.warm' in sys.modules}} argv={{sys.argv[1:]}} cwd_first={{sys.path[0]}}\\n")
+        sys.stdout.flush()
         {body}
     if __name__ == "__main__":
         sys.exit(main())
