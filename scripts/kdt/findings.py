@@ -30,6 +30,16 @@ def format_path(path: Path) -> str:
     return "".join(out)
 
 
+_ITEMS = re.compile(r"items\[(\d+)\]")
+_ITEMS_PREFIX = re.compile(r"^(?:items\[\d+\]\.?)+")
+
+
+def list_item_prefix(path: str) -> tuple:
+    """The List-item part (`items[3].items[0]`) a finding's path starts with, as Document.prefix holds it."""
+    m = _ITEMS_PREFIX.match(path or "")
+    return tuple(x for i in _ITEMS.findall(m.group(0)) for x in ("items", int(i))) if m else ()
+
+
 @dataclass(frozen=True)
 class Finding:
     level: str                 # error | warning

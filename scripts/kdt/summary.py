@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from .documents import Document
+from .errors import MALFORMED
 
 GPU = "nvidia.com/gpu"
 
@@ -154,7 +155,7 @@ def summarize(target: str, docs: Iterable[Document]) -> TargetSummary:
             out.kinds.append(d.kind)
         try:
             w = workload(d)
-        except (AttributeError, TypeError, KeyError, IndexError, ValueError):
+        except MALFORMED:
             w = None    # a malformed workload (its schema findings say where): no row of its own
         if w:
             out.workloads.append(w)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ..documents import Document
+from ..errors import MALFORMED
 from ..findings import WARNING, Finding, format_path
 from ..operators import trainer_v2 as TV2
 from ..operators import training_operator_v1 as TO1
@@ -56,9 +57,6 @@ def expand_documents(docs: Iterable[Document], trainer_version: str | None = Non
         findings.extend(f)
     return out, findings
 
-
-# What an expansion of a malformed object raises (the schema check reports the malformation itself).
-MALFORMED = (AttributeError, TypeError, KeyError, IndexError, ValueError)
 
 
 def _env(obj: dict, container: str | None = None) -> dict:

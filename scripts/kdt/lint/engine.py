@@ -25,7 +25,8 @@ from typing import Any, Iterable
 
 from .. import versions
 from ..documents import Document
-from ..findings import ERROR, LEVELS, WARNING, Finding
+from ..errors import MALFORMED
+from ..findings import ERROR, LEVELS, WARNING, Finding, list_item_prefix
 
 # metadata.annotations key that ignores rule RULE for one resource; the value is the
 # reason and must not be empty:  lint.kdt.dev/ignore.RULE: "why this is fine here"
@@ -104,13 +105,6 @@ def _path_matches(patterns: Iterable[str], f: Finding) -> bool:
                for p in patterns for n in names)
 
 
-def _prefix_of(path: str) -> tuple:
-    """The List-item prefix (`items[3]`) a finding's path starts with, matching Document.prefix."""
-    import re
-    m = re.match(r"^((?:items\[\d+\]\.?)+)", path)
-    return tuple(x for i in re.findall(r"items\[(\d+)\]", m.group(1)) for x in ("items", int(i))) if m else ()
-
-
 def apply_ignores(findings: list[Finding], docs: list[Document], config, strict: bool) -> list[Finding]:
     """Drop findings ignored by annotation or config (not under strict); report ignores without reason."""
     out: list[Finding] = []
@@ -128,7 +122,7 @@ def apply_ignores(findings: list[Finding], docs: list[Document], config, strict:
                 engine.append(d.finding(ENGINE_RULE, f"--strict refuses the ignore of {rid} ({reason})", path, WARNING))
     for f in findings:
         if not strict:
-            d = by_doc.get((f.file, f.doc, _prefix_of(f.path)))
+            d = by_doc.get((f.file, f.doc, list_item_prefix(f.path)))
             if d is not None and annotation_ignores(d).get(f.rule):
                 continue
             if config is not None and config.ignored(f):
@@ -137,8 +131,6 @@ def apply_ignores(findings: list[Finding], docs: list[Document], config, strict:
     return out + engine
 
 
-# What a rule raises on an object whose fields have the wrong shape (the schema check reports it).
-_MALFORMED = (AttributeError, TypeError, KeyError, IndexError, ValueError)
 SKIP_RULE = "lint-skip"
 
 
@@ -147,13 +139,13 @@ def _guarded(rule: Rule, docs: list[Document], ctx: Context) -> list[Finding]:
     objects it cannot read are a warning each (the rest of the stream is still checked)."""
     try:
         return list(rule.module.check(docs, ctx) or ())
-    except _MALFORMED:
+    except MALFORMED:
         pass
     out: list[Finding] = []
     for d in docs:
         try:
             out.extend(rule.module.check([d], ctx) or ())
-        except _MALFORMED as exc:
+        except MALFORMED as exc:
             out.append(replace(d.finding(SKIP_RULE, f"{rule.id} skipped this {d.kind or 'object'}: its fields do not "
                                                    f"have the shape the rule reads ({type(exc).__name__}); "
                                                    "see its schema findings", level=WARNING)))

@@ -153,7 +153,7 @@ def trainer_pod(job: Document, runtime: Document) -> tuple[dict, dict] | None:
     """
     from ..expand import trainer_v2 as expand_trainer
     from ..expand.model import Loader
-    from ..expand import MALFORMED
+    from ..errors import MALFORMED
     try:
         expanded, _ = expand_trainer.expand(job, [job, runtime], Loader())
     except MALFORMED:

@@ -21,6 +21,7 @@ import xml.etree.ElementTree as ET
 from collections import OrderedDict
 
 from .. import __version__
+from ..findings import list_item_prefix
 
 
 # Characters XML 1.0 cannot carry, even escaped (a YAML value may hold them).
@@ -35,14 +36,9 @@ def _suite_name(f) -> str:
     return f.target or f.file
 
 
-def _item_prefix(path: str) -> tuple:
-    m = re.match(r"^((?:items\[\d+\]\.?)+)", path or "")
-    return tuple(int(i) for i in re.findall(r"\d+", m.group(1))) if m else ()
-
-
 def _case_name(kind: str, name: str, doc, prefix) -> str:
     obj = f"{kind}/{name}" if kind else "(no kind)"
-    items = "".join(f" items[{i}]" for i in prefix if isinstance(i, int))
+    items = "".join(f" items[{i}]" for i in prefix if isinstance(i, int))   # prefix: ("items", 2, ...)
     return f"{obj} (doc {doc}{items})" if doc is not None else "(stream)"
 
 
@@ -67,7 +63,7 @@ def write(findings, tool: str, out=sys.stdout, documents=None, targets=None, inv
                                                        "findings": []})
     for f in findings:
         suite = suites.setdefault(_suite_name(f), OrderedDict())
-        prefix = _item_prefix(f.path)
+        prefix = list_item_prefix(f.path)
         case = suite.setdefault((f.file, f.doc, prefix), {"name": _case_name(f.kind, f.name, f.doc, prefix),
                                                           "findings": []})
         case["findings"].append(f)
