@@ -58,7 +58,7 @@ def main(argv=None) -> int:
     docs = [d for r in results for d in r.documents]
     apps, found = A.expand(docs)
     findings += found
-    if not any(d.group == A.GROUP and d.kind in ("Application", "ApplicationSet") for d in docs):
+    if not any(d.group == A.GROUP and d.kind in ("Application", "ApplicationSet") for d in docs) and not findings:
         raise UsageError(f"{', '.join(paths)}: no Argo CD Application or ApplicationSet")
     findings += validate_documents(docs)
     projects = A.projects(docs)
