@@ -83,7 +83,7 @@ def render(target: T.Target) -> Rendered:
         out.findings.append(failure)
     else:
         file = target.name if target.kind == T.FILE else f"{target.name} (rendered)"
-        out.documents, out.findings = load_stream(text, file, target=target.name if target.kind != T.FILE else "")
+        out.documents, out.findings = load_stream(text, file, target=out_target(target))
         if target.kind == T.KUSTOMIZE:
             sources = kustomize_sources(target.path)
             for d in out.documents:

@@ -43,6 +43,7 @@ def main(argv=None) -> int:
     cfg = lint_config.load(None)
     problems: list[F.Finding] = []
     creates: list[str] = []
+    run_docs = [d for x in results for d in x.documents]   # references resolve across the run
     for r in results:
         problems.extend(r.findings)
         if not r.ok:
@@ -51,8 +52,7 @@ def main(argv=None) -> int:
         trainer = targets.trainer_version(r.target)
         problems.extend(validate_documents(r.documents, kubernetes_version=args.kubernetes_version,
                                            trainer_version=trainer))
-        problems.extend(lint_target(r.target, r.documents, trainer_version=trainer, config=cfg,
-                                    run_docs=[d for x in results for d in x.documents]))
+        problems.extend(lint_target(r.target, r.documents, trainer_version=trainer, config=cfg, run_docs=run_docs))
         expanded, expand_findings = expand_documents(r.documents, trainer_version=trainer)
         problems.extend(expand_findings)
         creates.append(summary_line(r.target.name, expanded))
