@@ -396,3 +396,21 @@ def trainer_version(app: App, root: Path = ROOT) -> str:
                     if found:
                         return found
     return T.trainer_version(T.Target("", T.FILE, Path("-")), "")
+
+
+def shared_resources(app: App, rendered: list[Document], managed: dict) -> list[Finding]:
+    """Resources another Application already manages (Argo CD's SharedResourceWarning: the two
+    Applications would overwrite and prune each other's object). `managed` collects across calls."""
+    dest = app.spec.get("destination") or {}
+    where = str(dest.get("name") or dest.get("server") or "")
+    out = []
+    for d in rendered:
+        scoped = _cluster_scoped(d)
+        ns = "" if scoped else (d.namespace or str(dest.get("namespace") or ""))
+        key = (where, d.group, d.kind, ns, d.name)
+        other = managed.setdefault(key, app.name)
+        if other != app.name:
+            place = "the cluster" if scoped else f"namespace {ns or 'default'}"
+            out.append(d.finding(RULE, f"{d.kind} {d.name!r} in {place} is also managed by Application {other}: "
+                                       f"Application {app.name} and it would overwrite and prune each other's object"))
+    return out

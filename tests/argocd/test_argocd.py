@@ -29,9 +29,13 @@ def expanded():
 
 
 def test_one_application_per_overlay_and_every_one_renders_and_validates():
-    _, apps, findings = expanded()
+    docs, apps, findings = expanded()
     assert findings == []
-    overlays = sorted(p.name for p in (ROOT / "overlays").iterdir() if T.is_kustomization(p))
+    appset = next(d for d in docs if d.kind == "ApplicationSet")
+    excluded = {Path(d["path"]).name for d in appset.data["spec"]["generators"][0]["git"]["directories"]
+                if d.get("exclude")}
+    assert excluded == {"elastic", "fsdp"}      # alternatives of ddp and fsdp-trainer-2.3: the same objects
+    overlays = sorted(p.name for p in (ROOT / "overlays").iterdir() if T.is_kustomization(p) and p.name not in excluded)
     generated = sorted(a.name for a in apps if a.generated_from)
     assert generated == [f"train-{o}" for o in overlays]
     assert {a.spec["source"]["path"] for a in apps if a.generated_from} == {f"overlays/{o}" for o in overlays}
@@ -63,8 +67,6 @@ def test_batch_job_sync_semantics_reach_the_rendered_objects():
     project = A.projects(docs)["torch-k8s"]
     seen = set()
     for app in apps:
-        if not app.generated_from:
-            continue
         for d in A.check(app, project)[0]:
             ann = d.data["metadata"].get("annotations") or {}
             if d.kind in ("PyTorchJob", "TrainJob"):
@@ -87,8 +89,9 @@ def test_batch_job_sync_semantics_reach_the_rendered_objects():
 def _scratch_objects(tmp_path, appset_path="overlays/*", values="ci/ddp.yaml", template="train-{{.path.basename}}"):
     text = (ARGOCD / "applicationset.yaml").read_text().replace("path: overlays/*", f"path: {appset_path}")
     text = text.replace("'train-{{.path.basename}}'", f"'{template}'").replace("REPO", "https://example.invalid/r.git")
-    app = (ARGOCD / "application-chart.yaml").read_text().replace("ci/fsdp-trainer-2.3.yaml", values)
-    app = app.replace("REPO", "https://example.invalid/r.git").replace("DESTINATION", "in-cluster").replace("NAMESPACE", "training")
+    app = (ARGOCD / "application-chart.yaml").read_text().replace("ci/ddp.yaml", values)
+    app = app.replace("REPO", "https://example.invalid/r.git").replace("DESTINATION", "in-cluster")
+    app = app.replace("NAMESPACE", "training-chart")
     f = tmp_path / "argocd.yaml"
     f.write_text(text + "---\n" + app)
     return f
@@ -125,3 +128,18 @@ def test_a_kind_the_project_does_not_permit_is_an_error(tmp_path):
     assert proc.returncode == 1
     assert "PyTorchJob (kubeflow.org) is not in namespaceResourceWhitelist of AppProject torch-k8s" in proc.stdout
     assert "is not among the sourceRepos" in proc.stdout   # https://example.invalid/... is not the project's repo
+
+
+def test_two_applications_managing_one_object_is_an_error(tmp_path):
+    text = (ARGOCD / "applicationset.yaml").read_text()
+    text = text.replace("          - path: overlays/fsdp\n            exclude: true\n", "")
+    assert "overlays/fsdp\n" not in text
+    f = tmp_path / "appset.yaml"
+    f.write_text(text.replace("REPO", "https://example.invalid/r.git").replace("DESTINATION", "in-cluster")
+                 .replace("NAMESPACE", "training"))
+    proc = cli(f)
+    assert proc.returncode == 1
+    shared = [ln for ln in proc.stdout.splitlines() if "is also managed by Application" in ln]
+    assert any("ClusterTrainingRuntime 'torch-fsdp' in the cluster is also managed by Application train-fsdp" in ln
+               for ln in shared), proc.stdout
+    assert any("TrainJob 't5-fsdp' in namespace training" in ln for ln in shared)

@@ -64,6 +64,7 @@ def main(argv=None) -> int:
     projects = A.projects(docs)
     rows = []
     ndocs = len(docs)
+    managed: dict[tuple, str] = {}     # resource key -> the Application that manages it
     for app in apps:
         project = projects.get(str(app.spec.get("project", "")))
         if project is None and app.spec.get("project") not in (None, "", "default"):
@@ -78,6 +79,7 @@ def main(argv=None) -> int:
             problems += validate_documents(rendered, trainer_version=trainer)
             problems += lint_documents(rendered, trainer_version=trainer)
         findings += problems
+        findings += A.shared_resources(app, rendered, managed)
         ndocs += len(rendered)
         src = app.spec.get("source") or {}
         rows.append((app.name, app.generated_from or "Application", str(src.get("path", "")),
