@@ -30,3 +30,26 @@ def validate_cli():
 def lint_cli():
     """Run scripts/lint.py: (exit code, stdout, stderr)."""
     return _tool("lint.py")
+
+
+@pytest.fixture
+def overlay_with(tmp_path):
+    """Build an overlay of an overlay with extra components, inside the repository (kustomize refuses
+    paths that leave its root), render it, and remove it afterwards: (Target, Rendered)."""
+    import shutil
+    from kdt import targets
+    from kdt.render import render
+    made = []
+
+    def build(overlay: str, components: list[str]):
+        work = ROOT / ".pytest-np" / f"{overlay}-{'-'.join(c.replace('/', '_') for c in components)}-{tmp_path.name}"
+        work.mkdir(parents=True)
+        made.append(work)
+        comps = ", ".join(f"../../components/{c}" for c in components)
+        (work / "kustomization.yaml").write_text("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
+                                                 f"resources: [../../overlays/{overlay}]\ncomponents: [{comps}]\n")
+        t = targets.Target(f"{overlay}+{'+'.join(components)}", targets.KUSTOMIZE, work)
+        return t, render(t)
+    yield build
+    for work in made:
+        shutil.rmtree(work, ignore_errors=True)   # only ours: the other test worker may be using the folder

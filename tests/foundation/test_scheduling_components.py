@@ -2,16 +2,11 @@
 and an overlay with them renders, validates and lints clean."""
 from __future__ import annotations
 
-import shutil
-
 import pytest
 
-from kdt import targets
 from kdt.lint import lint_target
-from kdt.render import render
 from kdt.validate import validate_documents
 
-ROOT = targets.ROOT
 QUEUE = "kueue.x-k8s.io/queue-name"
 
 
@@ -22,27 +17,18 @@ QUEUE = "kueue.x-k8s.io/queue-name"
     ("fsdp", ["kueue/trainjob", "gang-scheduling/trainjob"], "2.1"),
     ("statefulset", ["kueue/statefulset"], "2.3"),
 ])
-def test_components_land_on_the_job_and_keep_the_overlay_clean(tmp_path, overlay, components, trainer):
-    work = ROOT / ".pytest-np" / f"sched-{overlay}-{tmp_path.name}"
-    work.mkdir(parents=True)
-    try:
-        comps = ", ".join(f"../../components/{c}" for c in components)
-        (work / "kustomization.yaml").write_text("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
-                                                 f"resources: [../../overlays/{overlay}]\ncomponents: [{comps}]\n")
-        t = targets.Target(f"sched-{overlay}", targets.KUSTOMIZE, work)
-        r = render(t)
-        assert r.ok, r.findings
-        by_kind = {d.kind: d for d in r.documents}
-        job = by_kind.get("PyTorchJob") or by_kind.get("TrainJob") or by_kind["StatefulSet"]
-        assert job.data["metadata"]["labels"][QUEUE] == "training"
-        labelled = [d.kind for d in r.documents if QUEUE in (d.data["metadata"].get("labels") or {})]
-        assert labelled == [job.kind]            # on the job only: never its PVCs, Service or runtime
-        if "PyTorchJob" in by_kind:
-            assert by_kind["PyTorchJob"].data["spec"]["runPolicy"]["schedulingPolicy"] == {"scheduleTimeoutSeconds": 600}
-        if "ClusterTrainingRuntime" in by_kind:
-            assert by_kind["ClusterTrainingRuntime"].data["spec"]["podGroupPolicy"] == {
-                "coscheduling": {"scheduleTimeoutSeconds": 600}}
-        assert validate_documents(r.documents, trainer_version=trainer) == []
-        assert lint_target(t, r.documents, trainer) == []
-    finally:
-        shutil.rmtree(work, ignore_errors=True)   # only ours: the other test worker may be using the folder
+def test_components_land_on_the_job_and_keep_the_overlay_clean(overlay_with, overlay, components, trainer):
+    t, r = overlay_with(overlay, components)
+    assert r.ok, r.findings
+    by_kind = {d.kind: d for d in r.documents}
+    job = by_kind.get("PyTorchJob") or by_kind.get("TrainJob") or by_kind["StatefulSet"]
+    assert job.data["metadata"]["labels"][QUEUE] == "training"
+    labelled = [d.kind for d in r.documents if QUEUE in (d.data["metadata"].get("labels") or {})]
+    assert labelled == [job.kind]            # on the job only: never its PVCs, Service or runtime
+    if "PyTorchJob" in by_kind:
+        assert by_kind["PyTorchJob"].data["spec"]["runPolicy"]["schedulingPolicy"] == {"scheduleTimeoutSeconds": 600}
+    if "ClusterTrainingRuntime" in by_kind:
+        assert by_kind["ClusterTrainingRuntime"].data["spec"]["podGroupPolicy"] == {
+            "coscheduling": {"scheduleTimeoutSeconds": 600}}
+    assert validate_documents(r.documents, trainer_version=trainer) == []
+    assert lint_target(t, r.documents, trainer) == []

@@ -1,7 +1,6 @@
 """Every shipped pod meets Pod Security "restricted" and mounts no API token; the optional NetworkPolicy (#13)."""
 from __future__ import annotations
 
-import shutil
 import subprocess
 
 import pytest
@@ -35,22 +34,13 @@ def test_every_shipped_pod_is_restricted_and_mounts_no_token(target):
     ("fsdp-trainer-2.3", "trainjob", "jobset.sigs.k8s.io/jobset-name", "t5-fsdp"),
     ("statefulset", "statefulset", "app.kubernetes.io/instance", "train-llm"),
 ])
-def test_network_policy_component_selects_the_jobs_own_pods(tmp_path, overlay, component, label, value):
-    # An overlay of the overlay, inside the repo (kustomize refuses paths that leave the root).
-    work = ROOT / ".pytest-np" / f"{overlay}-{tmp_path.name}"
-    work.mkdir(parents=True)
-    try:
-        (work / "kustomization.yaml").write_text(
-            "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
-            f"resources: [../../overlays/{overlay}]\ncomponents: [../../components/network-policy/{component}]\n")
-        r = render(targets.Target(f"np-{overlay}", targets.KUSTOMIZE, work))
-        assert r.ok, r.findings
-        (np,) = [d.data for d in r.documents if d.kind == "NetworkPolicy"]
-        assert np["spec"]["podSelector"]["matchLabels"][label] == value
-        assert np["spec"]["ingress"] == [{"from": [{"podSelector": np["spec"]["podSelector"]}]}]
-        assert np["spec"]["policyTypes"] == ["Ingress"]
-    finally:
-        shutil.rmtree(work, ignore_errors=True)   # only ours: the other test worker may be using the folder
+def test_network_policy_component_selects_the_jobs_own_pods(overlay_with, overlay, component, label, value):
+    _, r = overlay_with(overlay, [f"network-policy/{component}"])
+    assert r.ok, r.findings
+    (np,) = [d.data for d in r.documents if d.kind == "NetworkPolicy"]
+    assert np["spec"]["podSelector"]["matchLabels"][label] == value
+    assert np["spec"]["ingress"] == [{"from": [{"podSelector": np["spec"]["podSelector"]}]}]
+    assert np["spec"]["policyTypes"] == ["Ingress"]
 
 
 @pytest.mark.parametrize("values", sorted((ROOT / "charts/trainer/ci").glob("*.yaml")), ids=lambda p: p.name)

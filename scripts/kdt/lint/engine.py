@@ -57,16 +57,22 @@ class Context:
     options: dict = field(default_factory=dict)   # this rule's options (defaults + config)
     target: Any = None                            # kdt.targets.Target when linting a target
     run_docs: list = field(default_factory=list)  # every document of the run (all targets and files)
+    _pool: Any = field(default=None, repr=False, compare=False)
 
     def opt(self, name: str) -> Any:
         return self.options.get(name)
 
     def pool(self, docs: list[Document]) -> list[Document]:
-        """`docs` first, then the rest of the run: references (a TrainJob's runtime) resolve across files."""
+        """`docs` first, then the rest of the run: references (a TrainJob's runtime) resolve across files.
+
+        Built once per rule run (rules ask for it inside their loops)."""
         if not self.run_docs:
             return docs
-        mine = {id(d) for d in docs}
-        return list(docs) + [d for d in self.run_docs if id(d) not in mine]
+        cached = self._pool
+        if cached is None or cached[0] is not docs:
+            mine = {id(d) for d in docs}
+            cached = self._pool = (docs, list(docs) + [d for d in self.run_docs if id(d) not in mine])
+        return cached[1]
 
 
 _RULES: dict[str, Rule] | None = None
