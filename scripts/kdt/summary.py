@@ -10,6 +10,7 @@ from typing import Any, Iterable
 
 from .documents import Document
 from .errors import MALFORMED
+from .operators import trainer_v2 as TV2
 
 GPU = "nvidia.com/gpu"
 
@@ -91,7 +92,14 @@ def _procs(value: Any, gpus: int) -> tuple[str, int]:
     return str(value), 1
 
 
-def workload(doc: Document) -> Workload | None:
+def _plain_ml(job: Document, docs) -> bool:
+    """True when the TrainJob's runtime (among `docs`) has no ML policy source: one process per node (PlainML)."""
+    rt = TV2.find_runtime(job, list(docs or []))
+    ml = rt.data.get("spec", {}).get("mlPolicy") if rt is not None and isinstance(rt.data.get("spec"), dict) else None
+    return isinstance(ml, dict) and not any(k != "numNodes" for k in ml)
+
+
+def workload(doc: Document, docs: Iterable[Document] | None = None) -> Workload | None:
     d = doc.data
     spec = d.get("spec") or {}
     if not isinstance(spec, dict):
@@ -126,6 +134,8 @@ def workload(doc: Document) -> Workload | None:
         res = trainer.get("resourcesPerNode") or {}
         gpus = container_gpus({"resources": res})
         procs, p = _procs(trainer.get("numProcPerNode"), gpus)
+        if docs is not None and _plain_ml(doc, docs):
+            procs, p = "1", 1     # no launcher policy: the pod's own command is the one process
         req = res.get("requests") or {}
         n = nodes or 1
         return Workload(doc.kind, doc.name, str(nodes) if nodes else "runtime", n, gpus, procs,
@@ -150,11 +160,12 @@ class TargetSummary:
 
 def summarize(target: str, docs: Iterable[Document]) -> TargetSummary:
     out = TargetSummary(target)
+    docs = list(docs)
     for d in docs:
         if d.kind and d.kind not in out.kinds:
             out.kinds.append(d.kind)
         try:
-            w = workload(d)
+            w = workload(d, docs)
         except MALFORMED:
             w = None    # a malformed workload (its schema findings say where): no row of its own
         if w:

@@ -31,7 +31,7 @@ from .. import findings as F
 from .. import targets as T
 from ..diff import field_changes
 from ..errors import UsageError
-from ..expand import Loader, expand_documents, explain_lines, summary_line
+from ..expand import Loader, expand_documents, explain_lines, pod_notes, summary_line
 from ..render import render_all
 from ..report import text as text_report
 
@@ -100,6 +100,8 @@ def main(argv=None) -> int:
                     print(f"{e.kind}/{e.name} (from {e.source.kind}/{e.source.name}, {e.source.file} doc {e.source.index}):", file=out)
                     for line in explain_lines(e):
                         print("  " + line.split(" ", 1)[1], file=out)
+                    for line in pod_notes(e):
+                        print("  " + line, file=out)
         elif args.diff:
             for name, expanded in results:
                 print(f"# target: {name}", file=out)
@@ -124,6 +126,8 @@ def main(argv=None) -> int:
                     first = False
                     out.write(f"# target: {name}; {e.kind}/{e.name} from {e.source.kind}/{e.source.name} "
                               f"({e.source.file}, doc {e.source.index})\n")
+                    for line in pod_notes(e):
+                        out.write(f"# {line}\n")
                     y.dump(quote_ambiguous(e.obj), out)
     return code
 

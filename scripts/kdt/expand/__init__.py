@@ -101,13 +101,37 @@ def summary_line(target: str, expanded: list[Expanded]) -> str:
             pods = f.get("pods") or []
             shown = ", ".join(pods[:4]) + (", ..." if len(pods) > 4 else "")
             detail = [f"JobSet {e.name} from {f.get('runtime')} (Trainer {f.get('version')})",
-                      f"{len(pods)} pod{'s' if len(pods) != 1 else ''} ({shown})", f"PET_NNODES={f.get('nodes')}"]
+                      f"{len(pods)} pod{'s' if len(pods) != 1 else ''} ({shown})"]
+            if f.get("ml_policy", "torch") == "torch":
+                detail.append(f"PET_NNODES={f.get('nodes')}")
+            elif f.get("ml_policy") == "none":
+                detail.append("no ML policy (PlainML: pod count and trainer.env only)")
+            if f.get("tf_config"):
+                workers = f["tf_config"][0]["cluster"]["worker"]
+                detail.append(f"TF_CONFIG worker=[{', '.join(workers[:2])}{', ...' if len(workers) > 2 else ''}] "
+                              f"({len(workers)}), task.index = completion index")
             if "nproc_per_node" in f:
                 detail.append(f"PET_NPROC_PER_NODE={f['nproc_per_node']}")
             if "master" in f:
                 detail.append(f"master {f['master']}")
             parts.append(", ".join(detail))
     return f"{target}: " + "; ".join(parts)
+
+
+def pod_notes(e: Expanded) -> list[str]:
+    """What each pod computes at start from the env it is given (today: the TF_CONFIG of a TensorFlow runtime)."""
+    import json
+    cfgs = e.facts.get("tf_config") or []
+    pods = e.facts.get("pods") or []
+    out = []
+    if cfgs:
+        out.append("TF_CONFIG is built by each pod at start (training/tfkit/cluster.py) from TF_JOBSET_NAME, "
+                   "TF_REPLICATED_JOB, TF_JOB_INDEX (JobSet labels), TF_TASK_INDEX (completion index), "
+                   "TF_NUM_WORKERS and TF_PORT:")
+    for name, cfg in zip(pods, cfgs):
+        out.append(f"  pod {name}: TF_TASK_INDEX={cfg['task']['index']} -> TF_CONFIG="
+                   + json.dumps(cfg, separators=(",", ":")))
+    return out
 
 
 def _short(value) -> str:

@@ -8,6 +8,9 @@ Order of the controller (kubeflow/trainer v2.1.0 / v2.3.0):
    2.3 also writes resourcesPerNode into the `node` container there.
 2. pkg/runtime/framework/plugins/torch/torch.go EnforceMLPolicy: node count,
    numProcPerNode (the GPU/CPU rule), trainer env upsert, PET_* env, port 29500.
+   With no policy source, the PlainML plugin (plugins/plainml/plainml.go): node
+   count and trainer env only; a TensorFlow runtime of this project's convention
+   gets each pod's TF_CONFIG as its entrypoint builds it (kdt.operators.tensorflow).
 3. pkg/runtime/framework/plugins/jobset/builder.go Trainer/Initializer:
    replicas 1, parallelism = completions = nodes; image, command, args,
    resources (the block replaced) and env (upsert by name) on `node`;
@@ -22,6 +25,7 @@ from ..documents import Document
 from ..findings import Finding
 from ..operators import injection as INJ
 from ..operators import jobset as JS
+from ..operators import tensorflow as TF
 from ..operators import trainer_v2 as TV2
 from ..summary import quantity
 from .merge import Trace, clone, ensure_dict, ensure_list, find, put, strategic_merge, upsert
@@ -278,6 +282,17 @@ def expand(job: Document, docs: list[Document], load: LoadFn, version: str | Non
         facts["master"] = f"{master}:{TV2.TRAINER_PORT}"
         if _int(nproc) is not None:
             facts["world_size"] = nodes * int(nproc)
+
+    sources = [k for k in ml if k != "numNodes"]
+    facts["ml_policy"] = sources[0] if sources else "none"
+    if not sources:
+        # PlainML: nothing injected beyond the node count and trainer.env. valueFrom entries map to None.
+        env_map = {e.get("name"): (None if "valueFrom" in e else e.get("value"))
+                   for e in c.get("env") or [] if isinstance(e, dict)}
+        cfgs = TF.pod_tf_configs(env_map, job.name, str(rj.get("name")), 0, nodes, JS.subdomain(js_spec, job.name))
+        if cfgs is not None:
+            facts["tf_config"] = cfgs
+            facts["world_size"] = nodes
 
     # ---- initializers (builder.go Initializer)
     init = spec.get("initializer") if isinstance(spec.get("initializer"), dict) else {}

@@ -8,4 +8,5 @@ is written twice.
 - `training_operator_v1`: Kubeflow Training Operator v1 (`kubeflow.org/v1` PyTorchJob)
 - `trainer_v2`: Kubeflow Trainer v2 (`trainer.kubeflow.org/v1alpha1` TrainJob, runtimes)
 - `jobset`: JobSet (`jobset.x-k8s.io/v1alpha2`), which Trainer v2 renders runtimes into
+- `tensorflow`: TF_CONFIG as TensorFlow reads it, and this project's TensorFlow runtime convention
 """

@@ -61,3 +61,19 @@ def job_name(jobset: str, replicated_job: str, job_index: int) -> str:
 def pod_name(jobset: str, replicated_job: str, job_index: int, pod_index: int) -> str:
     """Longest pod name the webhook checks: GenPodName `<jobset>-<rjob>-<jobIdx>-<podIdx>` plus `-abcde`."""
     return f"{jobset}-{replicated_job}-{job_index}-{pod_index}" + "-abcde"
+
+
+# Labels (and annotations) the JobSet controller puts on every pod of a JobSet
+# (api/jobset/v1alpha2/jobset_types.go JobSetNameKey, ReplicatedJobNameKey,
+# JobIndexKey; pkg/controllers/jobset_controller.go labelAndAnnotateObject). A pod
+# reads them through the downward API (fieldRef metadata.labels['...']).
+LABEL_JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
+LABEL_REPLICATED_JOB = "jobset.sigs.k8s.io/replicatedjob-name"
+LABEL_JOB_INDEX = "jobset.sigs.k8s.io/job-index"
+
+
+def subdomain(jobset_spec: dict, jobset_name: str) -> str:
+    """The pods' DNS subdomain: spec.network.subdomain, default the JobSet's name (jobset_types.go Network)."""
+    net = jobset_spec.get("network") if isinstance(jobset_spec, dict) else None
+    sub = net.get("subdomain") if isinstance(net, dict) else None
+    return str(sub) if sub else jobset_name
