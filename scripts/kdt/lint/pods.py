@@ -169,3 +169,9 @@ def trainer_pod(job: Document, runtime: Document) -> tuple[dict, dict] | None:
             node = next((c for c in _l(ps.get("containers")) if _d(c).get("name") == TV2.NODE), None)
             return (ps, node) if node is not None else None
     return None
+
+
+def image_of(c: dict) -> str:
+    """A container's image reference as written ('' when none)."""
+    v = c.get("image")
+    return v if isinstance(v, str) else ""

@@ -31,6 +31,8 @@ ENV_NUM_WORKERS = "TF_NUM_WORKERS"
 ENV_PORT = "TF_PORT"
 ENV_SUBDOMAIN = "TF_SUBDOMAIN"
 CONVENTION_ENV = (ENV_JOBSET, ENV_RJOB, ENV_JOB_INDEX, ENV_TASK_INDEX, ENV_NUM_WORKERS, ENV_PORT)
+# The part a runtime writes (TF_NUM_WORKERS comes with the TrainJob's trainer.env).
+RUNTIME_CONVENTION_ENV = tuple(k for k in CONVENTION_ENV if k != ENV_NUM_WORKERS)
 # Hand-kept worker counts seen beside TF_CONFIG builders (seed 004's init container reads NUM_WORKERS).
 COUNT_ENV = (ENV_NUM_WORKERS, "NUM_WORKERS")
 TF_CONFIG = "TF_CONFIG"
