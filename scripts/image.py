@@ -12,7 +12,7 @@ the flags, which win:
             a tag gets the revision tag.
   PUSH      1 pushes to the registry (buildx --push); otherwise the image is
             loaded into the local engine (--load). Opt-in.
-  TARGET    gpu (default) or cpu
+  TARGET    gpu (default), cpu, or tensorflow (training/Dockerfile.tensorflow, tag suffix -tensorflow)
   PLATFORM  e.g. linux/amd64 (default: the builder's own platform)
 
 Exit codes: 0 built; 2 bad settings; 3 no usable Docker engine (no docker
@@ -36,7 +36,10 @@ from kdt.errors import UsageError  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCKERFILE = "training/Dockerfile"
-TARGETS = ("gpu", "cpu")
+DOCKERFILE_TENSORFLOW = "training/Dockerfile.tensorflow"
+VARIANTS = ("gpu", "cpu")                 # the VARIANT build-arg of training/Dockerfile
+TARGETS = VARIANTS + ("tensorflow",)      # tensorflow: training/Dockerfile.tensorflow
+SUFFIX = {"gpu": "", "cpu": "-cpu", "tensorflow": "-tensorflow"}
 NO_ENGINE = 3
 PROBE_TIMEOUT_S = 30
 DEFAULT_SOURCE = "https://github.com/torch-k8s/torch-k8s"
@@ -91,7 +94,7 @@ def flag(value: str, name: str) -> bool:
 
 def image_ref(image: str, tag: str, target: str) -> str:
     """The full reference to build: IMAGE as given, or the project's repository with the revision tag."""
-    suffix = "-cpu" if target == "cpu" else ""
+    suffix = SUFFIX[target]
     if not image:
         return f"{versions.IMAGE_REPOSITORY}:{tag}{suffix}"
     if any(c.isspace() for c in image) or image.startswith("-"):
@@ -103,8 +106,8 @@ def image_ref(image: str, tag: str, target: str) -> str:
 
 def build_command(image: str, target: str, push: bool, platform: str, rev: str) -> list[str]:
     cmd = ["docker", "buildx", "build",
-           "--file", DOCKERFILE,
-           "--build-arg", f"VARIANT={target}",
+           "--file", DOCKERFILE_TENSORFLOW if target == "tensorflow" else DOCKERFILE,
+           *([] if target == "tensorflow" else ["--build-arg", f"VARIANT={target}"]),
            "--build-arg", f"VERSION={versions.IMAGE_TAG}",
            "--build-arg", f"REVISION={rev}",
            "--build-arg", f"SOURCE={source_url()}",
@@ -136,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     p = Parser(prog="image", description=__doc__)
     p.add_argument("--image", default=os.environ.get("IMAGE", ""), help="full image reference (env IMAGE)")
     p.add_argument("--target", default=os.environ.get("TARGET", "") or "gpu",
-                   help="gpu or cpu (env TARGET; default gpu)")
+                   help="gpu, cpu or tensorflow (env TARGET; default gpu)")
     p.add_argument("--push", action="store_const", const="1", default=os.environ.get("PUSH", ""),
                    help="push to the registry instead of loading locally (env PUSH=1)")
     p.add_argument("--platform", default=os.environ.get("PLATFORM", ""),
@@ -147,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
 
     target = args.target.strip().lower()
     if target not in TARGETS:
-        raise UsageError(f"TARGET={args.target!r}: expected gpu or cpu")
+        raise UsageError(f"TARGET={args.target!r}: expected gpu, cpu or tensorflow")
     push = flag(args.push, "PUSH")
     platform = args.platform.strip()
     if platform and not re.fullmatch(r"[a-z0-9]+/[a-z0-9_]+(/[a-z0-9]+)?(,[a-z0-9]+/[a-z0-9_]+(/[a-z0-9]+)?)*", platform):

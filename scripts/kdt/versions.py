@@ -22,6 +22,9 @@ JOBSET = "v0.8"                   # jobset.x-k8s.io/v1alpha2, installed by Train
 # chart's values name it too, and a test keeps them equal to this.
 IMAGE_REPOSITORY = "ghcr.io/torch-k8s/trainer"
 IMAGE_TAG = "0.1.0"
+# The TensorFlow variant (training/Dockerfile.tensorflow): same repository and version, its own tag.
+IMAGE_TAG_TENSORFLOW = f"{IMAGE_TAG}-tensorflow"
+TENSORFLOW = "2.21.0"             # tensorflow-cpu in the tests' lock, the GPU base image's tag
 
 
 def describe() -> str:

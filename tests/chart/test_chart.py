@@ -221,6 +221,9 @@ def test_image_is_named_alike_in_values_kustomize_and_versions():
     assert (values["repository"], values["tag"]) == (versions.IMAGE_REPOSITORY, versions.IMAGE_TAG)
     assert (image["newName"], str(image["newTag"])) == (versions.IMAGE_REPOSITORY, versions.IMAGE_TAG)
     assert CHART_META["appVersion"] == versions.IMAGE_TAG
+    tf_image = next(i for i in kust["images"] if i["name"] == "trainer-tensorflow")
+    assert (tf_image["newName"], str(tf_image["newTag"])) == (versions.IMAGE_REPOSITORY, versions.IMAGE_TAG_TENSORFLOW)
+    assert values["tensorflowTag"] == versions.IMAGE_TAG_TENSORFLOW
     for name in ci_files():
         assert "image" not in (yaml.safe_load((CI / f"{name}.yaml").read_text()) or {}), f"ci/{name}.yaml names an image"
 

@@ -241,8 +241,15 @@ def test_shipped_targets_expand_by_the_operators_rules():
                 assert rj["template"]["spec"]["parallelism"] == trainer["numNodes"]
                 assert c["image"] == trainer.get("image", c["image"])
                 envs = dict(env(c))
-                assert envs["PET_NNODES"] == str(trainer["numNodes"])
-                assert envs["PET_MASTER_ADDR"] == f"{d.name}-node-0-0.{d.name}"
+                if e.facts["ml_policy"] == "torch":
+                    assert envs["PET_NNODES"] == str(trainer["numNodes"])
+                    assert envs["PET_MASTER_ADDR"] == f"{d.name}-node-0-0.{d.name}"
+                else:      # PlainML (the TensorFlow runtime): nothing injected, each pod builds TF_CONFIG
+                    seen.add("PlainML")
+                    assert not any(k.startswith("PET_") for k in envs)
+                    cfgs = e.facts["tf_config"]
+                    assert [x["task"]["index"] for x in cfgs] == list(range(trainer["numNodes"]))
+                    assert cfgs[0]["cluster"]["worker"][-1] == f"{d.name}-node-0-{trainer['numNodes'] - 1}.{d.name}:2222"
                 for ev in trainer.get("env") or []:
                     assert envs[ev["name"]] == ev.get("value")
                 if "resourcesPerNode" in trainer:
@@ -255,7 +262,7 @@ def test_shipped_targets_expand_by_the_operators_rules():
                     assert e.obj["spec"]["hostname"] == e.name
         line = summary_line(t.name, out)
         assert line.startswith(t.name + ": ")
-    assert seen == {"PyTorchJob", "TrainJob", "StatefulSet"}
+    assert seen == {"PyTorchJob", "TrainJob", "PlainML", "StatefulSet"}
 
 
 # ---------------------------------------------------------------- CLI
@@ -298,3 +305,24 @@ def test_cli_yaml_quotes_what_a_yaml11_reader_would_retype():
         env = {e["name"]: e.get("value") for c in pod["spec"]["containers"] for e in c.get("env", [])}
         assert env["PET_NNODES"] == "1:2"
         assert all(isinstance(v, str) for v in env.values() if v is not None)
+
+
+def test_cli_shows_how_each_tensorflow_pod_builds_its_tf_config(tmp_path):
+    """A TensorFlow runtime (no ML policy): the preview says PlainML and prints every pod's TF_CONFIG."""
+    r = cli("overlays/tensorflow")
+    assert r.returncode == 0, r.stderr
+    for i in (0, 1):
+        assert (f'#   pod tf-mnist-node-0-{i}: TF_TASK_INDEX={i} -> TF_CONFIG={{"cluster":{{"worker":'
+                f'["tf-mnist-node-0-0.tf-mnist:2222","tf-mnist-node-0-1.tf-mnist:2222"]}},'
+                f'"task":{{"type":"worker","index":{i}}}}}') in r.stdout
+    assert "PET_" not in r.stdout
+    s = cli("overlays/tensorflow", "--summary")
+    assert "no ML policy (PlainML: pod count and trainer.env only)" in s.stdout and "PET_NNODES" not in s.stdout
+    # a numNodes of 3 in a copy of the overlay: three pods, three workers each
+    job = tmp_path / "job.yaml"
+    rendered = subprocess.run([str(ROOT / ".venv" / "bin" / "kubectl"), "kustomize", str(ROOT / "overlays" / "tensorflow")],
+                              capture_output=True, text=True, check=True).stdout
+    job.write_text(rendered.replace("numNodes: 2", "numNodes: 3").replace('value: "2"', 'value: "3"'))
+    r = cli(str(job))
+    assert r.returncode == 0, r.stderr
+    assert "pod tf-mnist-node-0-2: TF_TASK_INDEX=2" in r.stdout and "tf-mnist-node-0-2.tf-mnist:2222" in r.stdout

@@ -14,6 +14,8 @@ RECOMMENDED_LABELS = ["app.kubernetes.io/name", "app.kubernetes.io/instance",
 PINNED_IMAGE = f"{versions.IMAGE_REPOSITORY}:{versions.IMAGE_TAG}"
 # torchrun with warm worker restarts (training/trainkit/torchrun.py): every recipe launches through it.
 LAUNCHER = ["python3", "-m", "trainkit.torchrun"]
+# TensorFlow's samples run without torchrun (overlays/tensorflow, the chart's tensorflow mode).
+TENSORFLOW_SAMPLES = ("tf_mnist.py",)
 
 
 def rendered(name):
@@ -59,6 +61,9 @@ def test_every_recipe_launches_through_the_warm_restart_launcher(target):
     lines = [line for d in r.documents for line in launch_commands(d.data) if "/app/training/" in line]
     assert lines, f"{target.name}: no training command"
     for line in lines:
+        if any(f"/app/training/{s}" in line for s in TENSORFLOW_SAMPLES):
+            assert "torchrun" not in line, line        # TensorFlow: the pod runs its script, no torchrun
+            continue
         assert re.search(r"(^|\s|exec )python3 -m trainkit\.torchrun\s", line), line
         assert not re.search(r"(^|\s)torchrun\s", line), line
 

@@ -16,6 +16,7 @@ for p in (str(HERE), str(ROOT / "scripts")):
 from image_layout import Dockerfile, DockerIgnore  # noqa: E402
 
 DOCKERFILE = ROOT / "training" / "Dockerfile"
+DOCKERFILE_TENSORFLOW = ROOT / "training" / "Dockerfile.tensorflow"
 IMAGE_SCRIPT = ROOT / "scripts" / "image.py"
 
 
@@ -39,7 +40,13 @@ def dockerfile() -> Dockerfile:
 @pytest.fixture(scope="session")
 def layouts(dockerfile, image_script):
     """The final image's layout for every variant `make image TARGET=` builds."""
-    return {v: dockerfile.layout(VARIANT=v) for v in image_script.TARGETS}
+    return {v: dockerfile.layout(VARIANT=v) for v in image_script.VARIANTS}
+
+
+@pytest.fixture(scope="session")
+def tf_layouts():
+    """The TensorFlow variant's layout (training/Dockerfile.tensorflow, `make image TARGET=tensorflow`)."""
+    return {"tensorflow": Dockerfile.read(DOCKERFILE_TENSORFLOW).layout()}
 
 
 @pytest.fixture(scope="session")

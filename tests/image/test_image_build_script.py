@@ -130,7 +130,7 @@ def test_build_failure_passes_its_exit_code(tmp_path):
 
 
 @pytest.mark.parametrize("env, message", [
-    ({"TARGET": "arm"}, "TARGET='arm': expected gpu or cpu"),
+    ({"TARGET": "arm"}, "TARGET='arm': expected gpu, cpu or tensorflow"),
     ({"PUSH": "maybe"}, "PUSH='maybe': expected 1 or 0"),
     ({"PLATFORM": "linux/amd64,linux/arm64"}, "several platforms need PUSH=1"),
     ({"IMAGE": "--push"}, "not an image reference"),

@@ -84,7 +84,8 @@ def test_torch_version_agrees_with_requirements(dockerfile):
 
 
 def test_every_target_builds_on_its_own_base(layouts, image_script):
-    assert set(layouts) == set(image_script.TARGETS) == {"gpu", "cpu"}
+    assert set(layouts) == set(image_script.VARIANTS) == {"gpu", "cpu"}
+    assert set(image_script.TARGETS) == {"gpu", "cpu", "tensorflow"}
     for variant, layout in layouts.items():
         assert layout.stages[-1] == f"{variant}-base", layout.stages
         assert "/" in layout.base or ":" in layout.base, f"{variant}: the chain ends at a stage, not an image"

@@ -173,15 +173,20 @@ def test_targets_discovered():
 
 
 @pytest.mark.parametrize("target", TARGETS, ids=[t.name for t in TARGETS])
-def test_container_paths_exist_in_image(target, layouts, dockerignore):
+def test_container_paths_exist_in_image(target, layouts, tf_layouts, dockerignore):
     rendered = render(target)
     assert rendered.ok, [f.message for f in rendered.findings]
-    problems, found = check(rendered.documents, layouts, dockerignore)
+    tensorflow = any(f":{versions.IMAGE_TAG_TENSORFLOW}" in d.text for d in rendered.documents)
+    problems, found = check(rendered.documents, tf_layouts if tensorflow else layouts, dockerignore)
     assert not problems, "\n".join(problems)
     # every target runs a sample script from the image
     scripts = [u.value for u in found if u.kind == "arg" and re.fullmatch(r"/app/training/\w+\.py", u.value)]
     assert scripts, f"{target.name}: no /app/training/<sample>.py in any trainer command or args"
-    assert "trainkit.torchrun" in {u.value for u in found if u.kind == "module"}, f"{target.name}: launcher not seen"
+    modules = {u.value for u in found if u.kind == "module"}
+    if tensorflow:   # TensorFlow runs its script directly: no torchrun, and its image has no torch
+        assert "trainkit.torchrun" not in modules, f"{target.name}: torchrun in a TensorFlow recipe"
+    else:
+        assert "trainkit.torchrun" in modules, f"{target.name}: launcher not seen"
 
 
 def user_problems(docs: list[Document], layouts: dict[str, Layout]) -> tuple[list[str], int]:

@@ -217,3 +217,25 @@ def test_hostname_length_depends_on_the_replica_count(tmp_path):
     assert len([f for f in _lint_text(tmp_path, text) if f.rule == "pod-hostname-length"]) == 2
     ten = text.replace("replicas: 64", "replicas: 10")
     assert [f for f in _lint_text(tmp_path, ten) if f.rule == "pod-hostname-length"] == []
+
+
+def test_tensorflow_worker_counts_are_located_where_they_are_typed():
+    """A stale TF_NUM_WORKERS in the TrainJob, and seed 004's NUM_WORKERS in the runtime's init container."""
+    path = FIXTURES / "tf-worker-count" / "bad.yaml"
+    docs, _ = load_paths([str(path)])
+    hits = sorted((f for f in lint_documents(docs) if f.rule == "tf-worker-count"), key=lambda f: f.line)
+    text = path.read_text().splitlines()
+    assert [(f.kind, f.name, f.path) for f in hits] == [
+        ("TrainJob", "mnist", "spec.trainer.env[0].value"),
+        ("ClusterTrainingRuntime", "seed",
+         "spec.template.spec.replicatedJobs[0].template.spec.template.spec.initContainers[0].env[0].value")]
+    assert "TF_NUM_WORKERS=2 but numNodes is 3" in hits[0].message
+    assert "NUM_WORKERS=2 but numNodes is 4" in hits[1].message and "TrainJob 'seed-job'" in hits[1].message
+    assert text[hits[1].line - 1].strip() == 'value: "2"' and "NUM_WORKERS" in text[hits[1].line - 2]
+
+
+def test_tensorflow_rules_are_quiet_on_the_shipped_runtime_and_torch_jobs():
+    from kdt.render import render
+    for overlay in ("tensorflow", "fsdp-trainer-2.3", "ddp"):
+        r = render(T.Target(f"overlays/{overlay}", T.KUSTOMIZE, T.ROOT / "overlays" / overlay))
+        assert [f for f in lint_documents(r.documents) if f.rule.startswith("tf-")] == []
