@@ -57,6 +57,15 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 {{- end }}
 
+{{/* Labels of the job object (PyTorchJob, TrainJob, StatefulSet): every resource's labels plus Kueue's
+queue label when scheduling.queueName is set (on the job object, never on a pod template). */}}
+{{- define "trainer.jobLabels" -}}
+{{ include "trainer.labels" . }}
+{{- with .Values.scheduling.queueName }}
+kueue.x-k8s.io/queue-name: {{ . }}
+{{- end }}
+{{- end }}
+
 {{/* The image reference. */}}
 {{- define "trainer.image" -}}
 {{- printf "%s:%s" .Values.image.repository .Values.image.tag }}
@@ -175,6 +184,9 @@ tolerations:
 {{- end }}
 {{- if and (eq .Values.mode "trainjob") (not .Values.trainJob.runtime.create) (not .Values.trainJob.runtime.name) }}
 {{- fail "trainJob.runtime.name: name the existing runtime when trainJob.runtime.create is false" }}
+{{- end }}
+{{- if and (eq .Values.mode "statefulset") .Values.scheduling.gang.enabled }}
+{{- fail "scheduling.gang.enabled: a StatefulSet has no gang scheduling of its own (queue it with scheduling.queueName; components/kueue/README.md)" }}
 {{- end }}
 {{- if and (eq .Values.mode "statefulset") (gt (len (include "trainer.fullname" .)) 52) }}
 {{- fail (printf "the StatefulSet name %q is longer than 52 characters: its pods' controller-revision-hash label would exceed 63" (include "trainer.fullname" .)) }}

@@ -84,7 +84,7 @@ def summary_line(target: str, expanded: list[Expanded]) -> str:
         for e in pods:
             by_source.setdefault((e.source.file, e.source.index, e.source.name), []).append(e)
         for items in by_source.values():
-            names = ", ".join(e.name for e in items)
+            names = ", ".join(e.name for e in items[:4]) + (f", ... {items[-1].name}" if len(items) > 4 else "")
             env = _env(items[0].obj, TO1.CONTAINER_NAME if items[0].source.kind == TO1.KIND else None)
             detail = []
             if items[0].source.kind == TO1.KIND:
@@ -111,11 +111,21 @@ def summary_line(target: str, expanded: list[Expanded]) -> str:
                 detail.append(f"TF_CONFIG worker=[{', '.join(workers[:2])}{', ...' if len(workers) > 2 else ''}] "
                               f"({len(workers)}), task.index = completion index")
             if "nproc_per_node" in f:
-                detail.append(f"PET_NPROC_PER_NODE={f['nproc_per_node']}")
+                eff = f" ({f['nproc_effective']} per node: torchrun starts one per GPU)" if f.get("nproc_effective") else ""
+                detail.append(f"PET_NPROC_PER_NODE={f['nproc_per_node']}{eff}")
+            if f.get("world_size") and f.get("ml_policy", "torch") == "torch":
+                detail.append(f"world size {f['world_size']}")
             if "master" in f:
                 detail.append(f"master {f['master']}")
             parts.append(", ".join(detail))
     return f"{target}: " + "; ".join(parts)
+
+
+def _int_or_none(v):
+    try:
+        return int(str(v))
+    except (TypeError, ValueError):
+        return None
 
 
 def pod_notes(e: Expanded) -> list[str]:
@@ -124,6 +134,13 @@ def pod_notes(e: Expanded) -> list[str]:
     cfgs = e.facts.get("tf_config") or []
     pods = e.facts.get("pods") or []
     out = []
+    per_node = _int_or_none(e.facts.get("nproc_per_node")) or e.facts.get("nproc_effective")
+    if e.kind == "JobSet" and "nproc_per_node" in e.facts and per_node:
+        out.append(f"PET_NODE_RANK is each pod's completion index; {per_node} processes per node "
+                   f"(PET_NPROC_PER_NODE={e.facts['nproc_per_node']}), world size {e.facts.get('world_size')}:")
+        trainer = [p for p in pods if p.startswith(f"{e.name}-{e.facts.get('trainer_job', 'node')}-")]
+        for i, name in enumerate(trainer):
+            out.append(f"  pod {name}: PET_NODE_RANK={i}, ranks {i * per_node}-{(i + 1) * per_node - 1}")
     if cfgs:
         out.append("TF_CONFIG is built by each pod at start (training/tfkit/cluster.py) from TF_JOBSET_NAME, "
                    "TF_REPLICATED_JOB, TF_JOB_INDEX (JobSet labels), TF_TASK_INDEX (completion index), "

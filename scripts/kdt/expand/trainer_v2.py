@@ -229,6 +229,7 @@ def expand(job: Document, docs: list[Document], load: LoadFn, version: str | Non
                                        ("spec", "template", "spec", "replicatedJobs")))
         return [], findings
     rj = rjobs[trainer_k]
+    facts["trainer_job"] = str(rj.get("name"))
     jp = sp + ("replicatedJobs", trainer_k)
     put(rj, "replicas", INJ.V2_TRAINER_JOB_REPLICAS, jp, trace, f"{BUILDER}: the trainer job always has 1 replica")
     jspec = ensure_dict(ensure_dict(rj, "template"), "spec")
@@ -282,6 +283,13 @@ def expand(job: Document, docs: list[Document], load: LoadFn, version: str | Non
         facts["master"] = f"{master}:{TV2.TRAINER_PORT}"
         if _int(nproc) is not None:
             facts["world_size"] = nodes * int(nproc)
+        elif nproc == "auto" and isinstance(res, dict):
+            # torchrun's own "auto": one process per visible GPU (the GPUs resourcesPerNode asks for).
+            gpus = max((_int(v, 0) for sec in ("limits", "requests") for k, v in (res.get(sec) or {}).items()
+                        if INJ.V2_GPU_MARKER in str(k).lower()), default=0)
+            if gpus:
+                facts["nproc_effective"] = gpus
+                facts["world_size"] = nodes * gpus
 
     sources = [k for k in ml if k != "numNodes"]
     facts["ml_policy"] = sources[0] if sources else "none"

@@ -17,11 +17,10 @@
 """
 from __future__ import annotations
 
+from .jobset import LABEL_JOBSET_NAME as JOBSET_NAME_LABEL      # noqa: F401  (the labels JobSet puts on
+from .jobset import LABEL_REPLICATED_JOB as JOBSET_RJOB_LABEL   # noqa: F401   every pod; read by the rules)
+
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-# The label JobSet puts on every pod (jobset api/jobset/v1alpha2 JobSetNameKey), and the
-# replicated job's name (ReplicatedJobNameKey).
-JOBSET_NAME_LABEL = "jobset.sigs.k8s.io/jobset-name"
-JOBSET_RJOB_LABEL = "jobset.sigs.k8s.io/replicatedjob-name"
 
 
 def gang_scheduled(doc) -> bool:
