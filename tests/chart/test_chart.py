@@ -278,3 +278,21 @@ def test_statefulset_script_passes_each_value_as_one_literal_argument():
     assert words[:4] == ["exec", "python3", "-m", "trainkit.torchrun"]
     assert words[-len(tricky):] == tricky
     assert words[-len(tricky) - 1] == "/app/training/smoke.py"
+
+
+@pytest.mark.parametrize("mode, kind", [("pytorchjob", "PyTorchJob"), ("trainjob", "TrainJob"),
+                                        ("statefulset", "StatefulSet"), ("tensorflow", "TrainJob")])
+def test_queue_label_goes_on_the_job_object_only(mode, kind):
+    docs = template_docs("--set", f"mode={mode}", "--set", "scheduling.queueName=gpu-queue")
+    labelled = [d["kind"] for d in docs if d["metadata"]["labels"].get("kueue.x-k8s.io/queue-name") == "gpu-queue"]
+    assert labelled == [kind]
+
+
+def test_gang_scheduling_by_path_and_refused_for_a_statefulset():
+    job = next(d for d in template_docs("--set", "scheduling.gang.enabled=true") if d["kind"] == "PyTorchJob")
+    assert job["spec"]["runPolicy"]["schedulingPolicy"] == {"scheduleTimeoutSeconds": 600}
+    rt = next(d for d in template_docs("--set", "mode=trainjob", "--set", "scheduling.gang.enabled=true")
+              if d["kind"] == "ClusterTrainingRuntime")
+    assert rt["spec"]["podGroupPolicy"] == {"coscheduling": {"scheduleTimeoutSeconds": 600}}
+    proc = template("--set", "mode=statefulset", "--set", "scheduling.gang.enabled=true")
+    assert proc.returncode != 0 and "scheduling.gang.enabled: a StatefulSet has no gang scheduling" in proc.stderr
