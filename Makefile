@@ -9,11 +9,12 @@ export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
 # pytest workers: the suite is mostly subprocesses (kubectl, helm, torchrun).
 PYTEST_WORKERS ?= 2
 
-.PHONY: help venv preview render validate lint merge-preview diff argocd chart schemas test bench image lock clean
+.PHONY: help venv preview render validate lint merge-preview run-local diff argocd chart schemas test bench image lock clean
 
 help:
 	@echo "make preview        render, validate and lint every target; print the summary table"
 	@echo "make test           run the test suite"
+	@echo "make run-local TARGET=overlays/ddp [ARGS='--max-steps 20 --kill POD@step=8']  run a target's pods locally"
 	@echo "make render|validate|lint|merge-preview|argocd|chart|schemas|diff [BASE=ref]|image|bench"
 
 $(STAMP): requirements.lock scripts/bootstrap.py
@@ -38,6 +39,11 @@ lint: $(STAMP)
 
 merge-preview: $(STAMP)
 	$(PY) scripts/merge_preview.py $(ARGS)
+
+# Start a target's pods as local processes, as the operator would (docs/run-local.md): TARGET=overlays/ddp ARGS=...
+run-local: $(STAMP)
+	@test -n "$(TARGET)" || { echo "make run-local: set TARGET, e.g. TARGET=overlays/ddp" >&2; exit 2; }
+	$(PY) scripts/run.py $(TARGET) $(ARGS)
 
 # Expand deploy/argocd's ApplicationSet offline and render, validate and lint every Application.
 argocd: $(STAMP)

@@ -33,6 +33,7 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from tfkit import cluster  # noqa: E402
+from trainkit.args import env_number  # noqa: E402   (torch-free, as trainkit.log)
 from trainkit.log import log  # noqa: E402   (torch-free: trainkit loads submodules on demand)
 
 MEAN, STD = 0.1307, 0.3081
@@ -55,7 +56,11 @@ def parse_args(argv=None):
     p.add_argument("--train-limit", type=int, default=0, help="use only the first N training images (0: all)")
     p.add_argument("--test-limit", type=int, default=0, help="evaluate on only the first N test images (0: all)")
     p.add_argument("--log-every", type=int, default=10)
-    p.add_argument("--step-sleep", type=float, default=0.0, help="seconds to sleep per step (tests kill mid-run)")
+    p.add_argument("--step-sleep", type=float, default=env_number("TRAINKIT_STEP_SLEEP", float, 0.0),
+                   help="seconds to sleep per step (tests kill mid-run); default $TRAINKIT_STEP_SLEEP")
+    p.add_argument("--max-steps", type=int, default=env_number("TRAINKIT_MAX_STEPS", int, 0),
+                   help="stop after this many steps in total, counted across restarts (0: the epochs' steps); "
+                        "default $TRAINKIT_MAX_STEPS, which `kdt run --max-steps` sets")
     args = p.parse_args(argv)
     for name in ("checkpoint_every", "keep", "epochs", "batch_size", "log_every"):
         if getattr(args, name) < 1:
@@ -158,6 +163,8 @@ def main(argv=None) -> int:
         print(f"tf_mnist: {len(train_y)} training images make no batch of {args.batch_size}", file=sys.stderr)
         return 2
     total = steps_per_epoch * args.epochs
+    if args.max_steps:
+        total = min(total, args.max_steps)
     log("SETUP", rank=rank, data=source, train=len(train_y), test=len(test_y), global_batch=args.batch_size,
         steps_per_epoch=steps_per_epoch)
 

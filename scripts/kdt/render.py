@@ -54,25 +54,27 @@ def _run(cmd: list[str], target: T.Target, cwd: Path | None = None) -> tuple[str
     return proc.stdout, None
 
 
-def render_text(target: T.Target) -> tuple[str, Finding | None]:
-    """The rendered YAML stream of a target (or the file's own text)."""
+def render_text(target: T.Target, helm_set: tuple[str, ...] = ()) -> tuple[str, Finding | None]:
+    """The rendered YAML stream of a target (or the file's own text); helm_set: `--set` values of a chart."""
     if target.kind == T.KUSTOMIZE:
         return _run([tool("kubectl"), "kustomize", str(target.path)], target)
     if target.kind == T.HELM:
         cmd = [tool("helm"), "template", HELM_RELEASE, str(target.chart), "--namespace", HELM_NAMESPACE]
         if target.path.name != "values.yaml" or target.path.parent != target.chart:
             cmd += ["-f", str(target.path)]
+        for value in helm_set:
+            cmd += ["--set", value]
         return _run(cmd, target)
     _, text = read_text(str(target.path))
     return text, None
 
 
-def render(target: T.Target) -> Rendered:
-    key = (target.kind, str(target.path), str(target.chart))
+def render(target: T.Target, helm_set: tuple[str, ...] = ()) -> Rendered:
+    key = (target.kind, str(target.path), str(target.chart), tuple(helm_set))
     if key in _cache:
         return _cache[key]
     try:
-        text, failure = render_text(target)
+        text, failure = render_text(target, tuple(helm_set))
     except UsageError as exc:
         if target.kind != T.FILE:
             raise

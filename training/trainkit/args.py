@@ -2,6 +2,16 @@
 from __future__ import annotations
 
 import argparse
+import os
+
+
+def env_number(name: str, kind, default):
+    """A flag's default from the environment (a local run's knob), the flag's own default when unset."""
+    value = os.environ.get(name, "")
+    try:
+        return kind(value) if value else default
+    except ValueError:
+        raise SystemExit(f"{name}={value!r} is not a {kind.__name__}") from None
 
 
 def add_common_args(p: argparse.ArgumentParser, *, epochs: int, batch_size: int, lr: float,
@@ -12,14 +22,15 @@ def add_common_args(p: argparse.ArgumentParser, *, epochs: int, batch_size: int,
     g.add_argument(*batch_flags, dest="batch_size", type=int, default=batch_size,
                    help="samples per rank and step")
     g.add_argument("--lr", type=float, default=lr, help="learning rate")
-    g.add_argument("--max-steps", type=int, default=0,
-                   help="stop after this many optimizer steps in total, counted across restarts (0: no limit)")
+    g.add_argument("--max-steps", type=int, default=env_number("TRAINKIT_MAX_STEPS", int, 0),
+                   help="stop after this many optimizer steps in total, counted across restarts (0: no limit; "
+                        "default: $TRAINKIT_MAX_STEPS, which `kdt run --max-steps` sets)")
     g.add_argument("--seed", type=int, default=seed, help="seed of model init, data order and dropout")
     g.add_argument("--deterministic", action="store_true",
                    help="deterministic kernels only; with a fixed world size, runs are bit-identical, "
                         "interrupted or not")
     g.add_argument("--log-every", type=int, default=10, help="print a [TRAIN] line every N steps")
-    g.add_argument("--step-sleep", type=float, default=0.0,
+    g.add_argument("--step-sleep", type=float, default=env_number("TRAINKIT_STEP_SLEEP", float, 0.0),
                    help="sleep this many seconds after each step: slows a run down for recovery drills "
                         "(kill a pod mid-run) and the recovery benchmark")
     g.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",

@@ -77,3 +77,30 @@ def subdomain(jobset_spec: dict, jobset_name: str) -> str:
     net = jobset_spec.get("network") if isinstance(jobset_spec, dict) else None
     sub = net.get("subdomain") if isinstance(net, dict) else None
     return str(sub) if sub else jobset_name
+# api/jobset/v1alpha2/jobset_types.go RestartsKey: the restart attempt a pod belongs to; a JobSet
+# restart (failurePolicy) deletes every Job and recreates them with the attempt + 1.
+LABEL_RESTART_ATTEMPT = "jobset.sigs.k8s.io/restart-attempt"
+
+# The Job controller (kubernetes pkg/controller/job/indexed_job_utils.go, Kubernetes 1.28+) for an Indexed
+# Job (the completion mode the JobSet webhook defaults, pkg/webhooks/jobset_webhook.go Default): each
+# pod carries its index as annotation and label `batch.kubernetes.io/job-completion-index` and as env
+# JOB_COMPLETION_INDEX; the label `batch.kubernetes.io/job-name` names its Job.
+COMPLETION_INDEX_KEY = "batch.kubernetes.io/job-completion-index"
+LABEL_JOB_NAME = "batch.kubernetes.io/job-name"
+ENV_COMPLETION_INDEX = "JOB_COMPLETION_INDEX"
+# pkg/apis/batch/v1/defaults.go: a Job's backoffLimit defaults to 6 (pod failures before the Job
+# fails with reason BackoffLimitExceeded; a container restarted in place by restartPolicy OnFailure
+# counts as a failure too).
+JOB_DEFAULT_BACKOFF_LIMIT = 6
+# pkg/webhooks/jobset_webhook.go Default(): a replicated job's pod template without restartPolicy
+# gets OnFailure (a Job refuses Always).
+DEFAULT_POD_RESTART_POLICY = "OnFailure"
+JOB_FAILED_REASON = "BackoffLimitExceeded"
+# api/jobset/v1alpha2/jobset_types.go FailurePolicy.MaxRestarts (default 0) and
+# pkg/controllers/jobset_controller.go: a failed Job restarts the whole JobSet (all Jobs deleted and
+# recreated) while restarts < maxRestarts; then the JobSet fails with reason ReachedMaxRestarts.
+# SuccessPolicy (default operator All over every replicated job): the JobSet completes when all
+# Jobs of the targeted replicated jobs have completed.
+REASON_MAX_RESTARTS = "ReachedMaxRestarts"
+SUCCESS_ALL = "All"
+SUCCESS_ANY = "Any"

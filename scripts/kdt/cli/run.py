@@ -1,0 +1,203 @@
+"""run: start a target's pods as local processes, as the operator would, on this machine's CPUs.
+
+    kdt run overlays/ddp --nproc-per-node 1 --max-steps 20
+    kdt run charts/trainer/ci/scale-512-trainjob.yaml --set nodes=2 --set gpusPerNode=1 --max-steps 10
+    kdt run overlays/elastic --kill mnist-elastic-worker-1@step=8 --timeline run.png
+
+The target (an overlay, a chart values file, YAML files or `-`) is expanded by the
+merge preview; each pod's containers start with their `command`/`args` as
+rendered, the env the operator and the kubelet give them (downward API, the
+target's Secrets and ConfigMaps, `$(VAR)`), each pod on a loopback address of its
+own that its DNS names resolve to (a preloaded library; see kdt/run/netshim.py),
+and its volumes as folders of the run (`/app/training` of the project's image is
+the repository's training/). The operators' rules decide what a failure means:
+PyTorchJob restartPolicy and backoffLimit, Job backoffLimit and JobSet
+failurePolicy, StatefulSet restartPolicy Always.
+
+Knobs act on the object, not on a second command line: --set (chart values),
+--nproc-per-node (the job's processes per node), --max-steps and --step-sleep
+(TRAINKIT_MAX_STEPS / TRAINKIT_STEP_SLEEP, which the samples read).
+
+Faults: --kill POD[/rank=N]@SECONDS|step=N[:SIGKILL|SIGTERM] and --lose POD@SECONDS|step=N.
+
+Exit: 0 when the job Succeeded, 1 when it Failed (the reason is printed), 2 when the
+target cannot be run (one located line each; nothing is started).
+"""
+from __future__ import annotations
+
+import copy
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+from . import Parser, run
+from .. import findings as F
+from .. import targets as T
+from ..errors import UsageError
+from ..expand import expand_documents
+from ..operators import trainer_v2 as TV2
+from ..operators import training_operator_v1 as TO1
+from ..paths import ROOT
+from ..render import render
+from ..report import text as text_report
+
+
+def _env_pair(value: str) -> tuple[str, str]:
+    name, sep, val = value.partition("=")
+    if not sep or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", name):
+        raise UsageError(f"--env {value!r}: expected NAME=VALUE")
+    return name, val
+
+
+def _override_nproc(docs, nproc: int) -> list:
+    """Processes per node, set where the operator reads it (the job object), never on a command line."""
+    out = []
+    for d in docs:
+        if isinstance(d.data, dict) and d.kind in (TO1.KIND, TV2.TRAINJOB):
+            d = copy.copy(d)
+            d.data = copy.deepcopy(d.data)
+            spec = d.data.setdefault("spec", {})
+            if d.kind == TO1.KIND:
+                spec["nprocPerNode"] = str(nproc)
+                if isinstance(spec.get("elasticPolicy"), dict):
+                    spec["elasticPolicy"].pop("nProcPerNode", None)
+            else:
+                spec.setdefault("trainer", {})["numProcPerNode"] = nproc
+        out.append(d)
+    return out
+
+
+def main(argv=None) -> int:
+    p = Parser(prog="run.py", description=__doc__)
+    p.add_argument("target", help="an overlay folder, a chart values file, YAML files' folder or file, or -")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a chart value (chart targets)")
+    p.add_argument("--nproc-per-node", type=int, metavar="N", help="processes per node, set on the PyTorchJob or TrainJob")
+    p.add_argument("--max-steps", type=int, metavar="N", help="stop training after N steps (TRAINKIT_MAX_STEPS)")
+    p.add_argument("--step-sleep", type=float, metavar="S", help="sleep S seconds after each step (TRAINKIT_STEP_SLEEP)")
+    p.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="extra env for every container")
+    p.add_argument("--kill", action="append", default=[], metavar="POD[/rank=N]@WHEN[:SIG]", help="signal a pod's container or one worker")
+    p.add_argument("--lose", action="append", default=[], metavar="POD@WHEN", help="lose a whole pod (its node is gone)")
+    p.add_argument("--timeout", type=float, default=900.0, help="give up (Failed: Timeout) after this many seconds")
+    p.add_argument("--max-pod-restarts", type=int, default=10, help="StatefulSet: restarts of one pod before the run gives up")
+    p.add_argument("--restart-delay", type=float, default=1.0, help="seconds before a restarted container or recreated pod starts")
+    p.add_argument("--workdir", metavar="DIR", help="the run's folder (volumes, logs, timeline); default: a new temporary folder")
+    p.add_argument("--timeline", metavar="FILE.png", help="draw the timeline (loss, pods, faults) into this PNG")
+    p.add_argument("--events", metavar="FILE.jsonl", help="write the timeline's events as JSON lines")
+    p.add_argument("--trainer-version", metavar="X.Y", help="Trainer release (default: inferred per TrainJob)")
+    p.add_argument("--quiet", action="store_true", help="print the verdict only")
+    args = p.parse_args(argv)
+
+    from ..run import faults as FAULTS
+    faults = [FAULTS.parse(s, "kill") for s in args.kill] + [FAULTS.parse(s, "lose") for s in args.lose]
+    extra_env = dict(_env_pair(e) for e in args.env)
+    if args.max_steps is not None:
+        extra_env["TRAINKIT_MAX_STEPS"] = str(args.max_steps)
+    if args.step_sleep is not None:
+        extra_env["TRAINKIT_STEP_SLEEP"] = str(args.step_sleep)
+    for path in (args.timeline, args.events):
+        if path and not Path(path).resolve().parent.is_dir():
+            raise UsageError(f"{path}: folder {Path(path).parent} does not exist")
+
+    targets = T.resolve([args.target])
+    non_files = [t for t in targets if t.kind != T.FILE]
+    if len(non_files) > 1 or (non_files and len(targets) > 1):
+        raise UsageError(f"{args.target}: {len(targets)} targets; kdt run takes one (an overlay, a values file, or YAML files)")
+    if args.set and (not non_files or non_files[0].kind != T.HELM):
+        raise UsageError("--set applies to a chart values file target")
+    results = [render(t, tuple(args.set)) for t in targets]
+    docs = [d for r in results for d in r.documents]
+    problems = [f for r in results for f in r.findings]
+    name = targets[0].name if len(targets) == 1 else f"{len(targets)} files"
+    if F.exit_code(problems) == 2:
+        for f in sorted(problems, key=F.sort_key):
+            print(text_report.line(f), file=sys.stderr)
+        return 2
+    if args.nproc_per_node is not None:
+        if args.nproc_per_node < 1:
+            raise UsageError("--nproc-per-node must be at least 1")
+        docs = _override_nproc(docs, args.nproc_per_node)
+    version = args.trainer_version.lstrip("v") if args.trainer_version else None
+    expanded, efs = expand_documents(docs, trainer_version=version)
+    errors = [f for f in efs if f.level == F.ERROR]
+    if errors:
+        for f in sorted(errors, key=F.sort_key):
+            print(text_report.line(f), file=sys.stderr)
+        return 2
+
+    from ..run import controllers as C
+    from ..run import netshim
+    from ..run.pods import local_pods, service_names
+    from ..run.supervisor import Options, Supervisor
+    from ..run.timeline import Timeline
+    pods = local_pods(expanded)
+    if not pods:
+        print(f"{name}: error [run]: nothing to run: no PyTorchJob, TrainJob or StatefulSet whose pods "
+              "the merge preview can build", file=sys.stderr)
+        return 2
+    known = {pod.name for pod in pods}
+    for fault in faults:
+        if fault.pod not in known:
+            raise UsageError(f"{fault.spec}: no pod {fault.pod!r} in {name} (pods: {', '.join(sorted(known))})")
+    ctls = []
+    by_owner: dict[tuple, list] = {}
+    for pod in pods:
+        by_owner.setdefault((pod.owner, pod.owner_name), []).append(pod)
+    jobsets = {e.name: e.obj for e in expanded if e.kind == "JobSet"}
+    for (owner, owner_name), group in by_owner.items():
+        if owner == TO1.KIND:
+            ctls.append(C.PyTorchJobController(group))
+        elif owner == "JobSet":
+            ctls.append(C.JobSetController(group, jobsets[owner_name]))
+        else:
+            ctls.append(C.StatefulSetController(group, args.max_pod_restarts))
+    objects = {(d.kind, d.name): d.data for d in docs if d.kind in ("Secret", "ConfigMap") and isinstance(d.data, dict)}
+    slug = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")[-40:]
+    run_dir = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix=f"kdt-run-{slug}-"))
+    run_dir.mkdir(parents=True, exist_ok=True)
+    tl = Timeline(out=None if args.quiet else sys.stdout)
+    opts = Options(run_dir=run_dir.resolve(), root=ROOT, env=extra_env, timeout=args.timeout,
+                   restart_delay=args.restart_delay, faults=faults)
+    import random
+    for attempt in range(5):
+        # A network of the run's own; one whose ports another run holds is traded for another.
+        net = random.choice(netshim.NETS)
+        for k, pod in enumerate(pods):
+            pod.ip = netshim.pod_ip(k, net)
+        sup = Supervisor(pods, ctls, objects, opts, tl, service_names(docs, pods))
+        problems = sup.prepare()
+        if not problems or not all(" is in use on " in f.message for f in problems):
+            break
+    if problems:
+        for f in sorted(problems, key=F.sort_key):
+            print(text_report.line(f), file=sys.stderr)
+        return 2
+    if not args.quiet:
+        print(f"# kdt run {name}: {len(pods)} pod(s) "
+              f"({', '.join(f'{q.name}={q.ip}' for q in pods[:6])}{', ...' if len(pods) > 6 else ''}); "
+              f"folder {run_dir}", flush=True)
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+    import signal
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, stop)
+    try:
+        verdict = sup.run()
+    except KeyboardInterrupt:
+        sup.cleanup()
+        print(f"kdt run: interrupted; every process of the run was stopped (folder {run_dir})", file=sys.stderr)
+        return 130
+    finally:
+        stray = sup.cleanup()
+    tl.add("verdict", "", verdict.line(), succeeded=verdict.succeeded, reason=verdict.reason, stray_killed=stray)
+    if args.quiet:
+        print(verdict.line())
+    if args.events:
+        tl.write_jsonl(Path(args.events))
+    if args.timeline:
+        tl.png(Path(args.timeline), name)
+    return 0 if verdict.succeeded else 1
+
+
+if __name__ == "__main__":
+    sys.exit(run(main))

@@ -1,0 +1,301 @@
+"""The operators' lifecycle rules, as a local run applies them.
+
+The kubelet part is shared (`Kubelet.after_exit`): a container that exits is
+restarted in place by `restartPolicy` Always (any exit) or OnFailure (exit != 0);
+otherwise the pod ends, Succeeded when every container exited 0. Each controller
+then decides what a pod's restart, end or loss means for its job, and the job's
+verdict (Succeeded or Failed, and why).
+
+Facts: kdt.operators.training_operator_v1 and kdt.operators.jobset, and the
+sources cited beside each rule below.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..operators import jobset as JS
+from ..operators import training_operator_v1 as TO1
+from .pods import LocalPod
+
+# Actions a controller asks of the supervisor.
+RECREATE = "recreate"          # (RECREATE, pod name): delete the pod and create it again
+RESTART_ALL = "restart-all"    # (RESTART_ALL, None): delete every pod and create them all again
+STOP_POD = "stop-pod"          # (STOP_POD, pod name): delete a pod without creating it again
+
+
+@dataclass
+class Verdict:
+    succeeded: bool
+    reason: str
+    message: str
+
+    def line(self) -> str:
+        return f"{'Succeeded' if self.succeeded else 'Failed'} ({self.reason}): {self.message}"
+
+
+def restarts_in_place(restart_policy: str, code: int) -> bool:
+    """The kubelet: does a container that exited with `code` start again in the same pod?"""
+    return restart_policy == "Always" or (restart_policy == "OnFailure" and code != 0)
+
+
+@dataclass
+class PodState:
+    pod: LocalPod
+    restarts: int = 0              # container restarts in place (the pod's restartCount)
+    phase: str = "Pending"         # Pending | Running | Succeeded | Failed
+    finished_ok: bool = False      # StatefulSet: the container exited 0 once (a cluster would restart it)
+
+
+class Controller:
+    kind = ""
+    notes: list[str]
+
+    def __init__(self, pods: list[LocalPod]):
+        self.pods = {p.name: PodState(p) for p in pods}
+        self.verdict: Verdict | None = None
+        self.notes = []
+
+    # The supervisor tells: a container restarted in place; a pod ended (Succeeded/Failed); a pod was lost.
+    def on_restart(self, name: str) -> list:
+        self.pods[name].restarts += 1
+        return []
+
+    def on_pod_end(self, name: str, succeeded: bool, code: int) -> list:
+        self.pods[name].phase = "Succeeded" if succeeded else "Failed"
+        return []
+
+    def on_lost(self, name: str) -> list:
+        return [(RECREATE, name)]
+
+    def on_recreated(self, name: str) -> None:
+        st = self.pods[name]
+        st.restarts, st.phase, st.finished_ok = 0, "Running", False
+
+    def keep_running_after_zero_exit(self, name: str) -> bool:
+        """Whether the kubelet's restart of a container that exited 0 is left out locally (StatefulSet)."""
+        return False
+
+
+class PyTorchJobController(Controller):
+    """Training Operator v1 (kubeflow/training-operator v1.8/v1.9).
+
+    - restartPolicy is the replica's (default OnFailure); ExitCode becomes Never on the pod and the
+      operator recreates a pod that failed with a retryable exit code (128-255: killed by a signal),
+      and fails the job on a permanent one (1-127) (pkg/controller.v1/common/pod.go ReconcilePods,
+      pkg/util/train/train_util.go IsRetryableExitCode).
+    - runPolicy.backoffLimit counts container restarts of the running pods of OnFailure and Always
+      replicas; at the limit (any restart when it is 0) the job fails with BackoffLimitExceeded
+      (pkg/controller.v1/common/job.go PastBackoffLimit). Unset: no limit.
+    - Success (pkg/controller.v1/pytorch/pytorchjob_controller.go UpdateJobStatus): the Master
+      replica succeeded; without a Master, every Worker succeeded, or with elasticPolicy any one.
+      Failure: a replica pod failed (restartPolicy Never, or ExitCode with a permanent code).
+    - A lost pod is created again (ReconcilePods creates the pods that are missing).
+    """
+    kind = TO1.KIND
+
+    def __init__(self, pods: list[LocalPod]):
+        super().__init__(pods)
+        job = pods[0].source.data if pods else {}
+        spec = job.get("spec") or {}
+        self.replicas = spec.get("pytorchReplicaSpecs") or {}
+        rp = spec.get("runPolicy") or {}
+        self.backoff_limit = rp.get("backoffLimit")
+        self.elastic = spec.get("elasticPolicy") is not None
+        self.name = pods[0].owner_name if pods else ""
+        if rp.get("ttlSecondsAfterFinished") is not None:
+            self.notes.append(f"runPolicy.ttlSecondsAfterFinished={rp['ttlSecondsAfterFinished']} is ignored "
+                              "by a local run (on a cluster the finished job is deleted after it)")
+        if rp.get("activeDeadlineSeconds") is not None:
+            self.notes.append("runPolicy.activeDeadlineSeconds is not enforced by a local run (see --timeout)")
+
+    def policy(self, name: str) -> str:
+        rtype = self.pods[name].pod.group
+        spec = self.replicas.get(rtype) or {}
+        return str(spec.get("restartPolicy") or TO1.DEFAULT_RESTART_POLICY)
+
+    def on_restart(self, name: str) -> list:
+        super().on_restart(name)
+        if self.backoff_limit is None or self.verdict:
+            return []
+        counted = sum(st.restarts for st in self.pods.values()
+                      if self.policy(st.pod.name) in ("OnFailure", "Always") and st.phase in ("Running", "Pending"))
+        limit = int(self.backoff_limit)
+        if (limit == 0 and counted > 0) or (limit > 0 and counted >= limit):
+            self.verdict = Verdict(False, "BackoffLimitExceeded",
+                                   f"PyTorchJob {self.name} has failed because it has reached the specified "
+                                   f"backoff limit ({counted} container restart(s), runPolicy.backoffLimit={limit})")
+        return []
+
+    def on_pod_end(self, name: str, succeeded: bool, code: int) -> list:
+        super().on_pod_end(name, succeeded, code)
+        if self.verdict:
+            return []
+        st = self.pods[name]
+        if not succeeded:
+            if self.policy(name) == "ExitCode" and 128 <= code <= 255:
+                return [(RECREATE, name)]
+            why = f"exit code {code}" + (" (permanent: 1-127)" if self.policy(name) == "ExitCode" else "")
+            self.verdict = Verdict(False, "Failed", f"PyTorchJob {self.name} is failed because 1 {st.pod.group} "
+                                                    f"replica(s) failed ({name}: {why})")
+            return []
+        groups: dict[str, list[PodState]] = {}
+        for s in self.pods.values():
+            groups.setdefault(s.pod.group, []).append(s)
+        if TO1.MASTER in groups:
+            done = all(s.phase == "Succeeded" for s in groups[TO1.MASTER])
+        else:
+            workers = groups.get(TO1.WORKER, [])
+            done = (any(s.phase == "Succeeded" for s in workers) if self.elastic
+                    else all(s.phase == "Succeeded" for s in workers))
+        if done:
+            self.verdict = Verdict(True, "Succeeded", f"PyTorchJob {self.name} is successfully completed")
+        return []
+
+
+@dataclass
+class _Job:
+    name: str
+    replicated_job: str
+    backoff_limit: int
+    completions: int
+    failures: int = 0
+    succeeded: set = field(default_factory=set)
+    failed: bool = False
+
+
+class JobSetController(Controller):
+    """JobSet (kubernetes-sigs/jobset v0.8) and the Job controller beneath it.
+
+    - Job: a pod that fails (restartPolicy Never) or a container restarted in place (OnFailure)
+      is one failure; past backoffLimit (default 6) the Job fails (BackoffLimitExceeded); a failed
+      pod of an index is created again while the Job lives. A lost pod counts as failed.
+    - JobSet: a failed Job applies the first failurePolicy rule whose onJobFailureReasons matches
+      (FailJobSet, RestartJobSet, RestartJobSetAndIgnoreMaxRestarts); with no rule, it restarts the
+      whole JobSet (every Job deleted and created again, restart-attempt + 1) while restarts <
+      failurePolicy.maxRestarts, then fails (ReachedMaxRestarts; FailedJobs without a failurePolicy).
+    - successPolicy (default All over every replicated job): Completed when the targeted Jobs
+      completed (All), or one of them (Any).
+    """
+    kind = JS.KIND
+
+    def __init__(self, pods: list[LocalPod], jobset: dict):
+        super().__init__(pods)
+        from ..expand import jobset as XJ
+        self.name = str((jobset.get("metadata") or {}).get("name", ""))
+        spec = jobset.get("spec") or {}
+        fp = spec.get("failurePolicy")
+        self.has_failure_policy = isinstance(fp, dict)
+        fp = fp if isinstance(fp, dict) else {}
+        self.max_restarts = int(fp.get("maxRestarts") or 0)
+        self.rules = [r for r in fp.get("rules") or [] if isinstance(r, dict)]
+        sp = spec.get("successPolicy") if isinstance(spec.get("successPolicy"), dict) else {}
+        self.success_operator = str(sp.get("operator") or JS.SUCCESS_ALL)
+        self.success_targets = set(sp.get("targetReplicatedJobs") or [])
+        self.restarts = 0
+        self.jobs: dict[str, _Job] = {}
+        for p in pods:
+            if p.group not in self.jobs:
+                completions = int(str(p.job_spec.get("completions") or p.job_spec.get("parallelism") or 1))
+                self.jobs[p.group] = _Job(p.group, str((p.obj["metadata"]["labels"]).get(JS.LABEL_REPLICATED_JOB)),
+                                          XJ.backoff_limit(p.job_spec), completions)
+        if spec.get("ttlSecondsAfterFinished") is not None:
+            self.notes.append(f"ttlSecondsAfterFinished={spec['ttlSecondsAfterFinished']} is ignored by a local run")
+
+    def _failure(self, name: str) -> list:
+        job = self.jobs[self.pods[name].pod.group]
+        job.failures += 1
+        if job.failures <= job.backoff_limit:
+            return []
+        job.failed = True
+        return self._job_failed(job)
+
+    def _job_failed(self, job: _Job) -> list:
+        reason = JS.JOB_FAILED_REASON
+        action = "RestartJobSet"
+        for r in self.rules:
+            reasons = r.get("onJobFailureReasons") or []
+            targets = r.get("targetReplicatedJobs") or []
+            if (not reasons or reason in reasons) and (not targets or job.replicated_job in targets):
+                action = str(r.get("action") or action)
+                break
+        if action == "FailJobSet":
+            self.verdict = Verdict(False, "FailedJobs", f"Job {job.name} failed ({reason}) and the failure policy "
+                                                         "says FailJobSet")
+            return []
+        if action == "RestartJobSetAndIgnoreMaxRestarts" or self.restarts < self.max_restarts:
+            self.restarts += 1 if action != "RestartJobSetAndIgnoreMaxRestarts" else 0
+            for j in self.jobs.values():
+                j.failures, j.failed, j.succeeded = 0, False, set()
+            return [(RESTART_ALL, f"Job {job.name} failed ({reason}): JobSet restart "
+                                  f"{self.restarts}/{self.max_restarts} (failurePolicy.maxRestarts)")]
+        if self.has_failure_policy:
+            self.verdict = Verdict(False, JS.REASON_MAX_RESTARTS,
+                                   f"JobSet {self.name}: Job {job.name} failed ({reason}) after "
+                                   f"{self.restarts} restart(s); failurePolicy.maxRestarts={self.max_restarts}")
+        else:
+            self.verdict = Verdict(False, "FailedJobs", f"JobSet {self.name}: Job {job.name} failed ({reason}); "
+                                                         "no failurePolicy, so no restart")
+        return []
+
+    def on_restart(self, name: str) -> list:
+        super().on_restart(name)
+        return [] if self.verdict else self._failure(name)
+
+    def on_pod_end(self, name: str, succeeded: bool, code: int) -> list:
+        super().on_pod_end(name, succeeded, code)
+        if self.verdict:
+            return []
+        pod = self.pods[name].pod
+        job = self.jobs[pod.group]
+        if not succeeded:
+            actions = self._failure(name)
+            return actions if (actions or job.failed or self.verdict) else [(RECREATE, name)]
+        job.succeeded.add(pod.index)
+        targets = [j for j in self.jobs.values()
+                   if not self.success_targets or j.replicated_job in self.success_targets]
+        complete = [len(j.succeeded) >= j.completions for j in targets]
+        if (all(complete) if self.success_operator == JS.SUCCESS_ALL else any(complete)):
+            self.verdict = Verdict(True, "Completed", f"JobSet {self.name} completed "
+                                                      f"(successPolicy {self.success_operator}, "
+                                                      f"{self.restarts} restart(s))")
+        return []
+
+    def on_lost(self, name: str) -> list:
+        if self.verdict:
+            return []
+        actions = self._failure(name)
+        job = self.jobs[self.pods[name].pod.group]
+        return actions if (actions or job.failed or self.verdict) else [(RECREATE, name)]
+
+
+class StatefulSetController(Controller):
+    """StatefulSet: restartPolicy Always (the only one it allows); a lost pod is created again with
+    the same name. A container that exits 0 would be started again on a cluster: a local run counts
+    the training as finished there instead, and the set as done when every pod finished.
+    A pod that keeps failing is in CrashLoopBackOff forever on a cluster: a local run gives up
+    after `max_restarts` restarts of one pod."""
+    kind = "StatefulSet"
+
+    def __init__(self, pods: list[LocalPod], max_restarts: int):
+        super().__init__(pods)
+        self.max_restarts = max_restarts
+        self.name = pods[0].owner_name if pods else ""
+        self.notes.append("restartPolicy Always: a container that finishes (exit 0) would start again on a "
+                          "cluster; the local run stops it there and counts the pod as done")
+
+    def keep_running_after_zero_exit(self, name: str) -> bool:
+        return True
+
+    def on_restart(self, name: str) -> list:
+        super().on_restart(name)
+        if self.pods[name].restarts > self.max_restarts and not self.verdict:
+            self.verdict = Verdict(False, "CrashLoopBackOff",
+                                   f"pod {name} of StatefulSet {self.name} failed {self.pods[name].restarts} times "
+                                   f"(a cluster would go on restarting it; --max-pod-restarts={self.max_restarts})")
+        return []
+
+    def on_finished(self, name: str) -> None:
+        self.pods[name].finished_ok = True
+        if all(s.finished_ok for s in self.pods.values()) and not self.verdict:
+            self.verdict = Verdict(True, "Finished", f"every pod of StatefulSet {self.name} finished its "
+                                                     "training (exit 0)")

@@ -1,0 +1,135 @@
+"""Acceptance: `kdt run` starts every shipped target's commands exactly as rendered and they train to the end.
+
+Each target runs for a few steps on CPU, one process per node (set on the job object), and must end
+Succeeded with every rank of the last group printing the same final weights. The 512-rank chart
+files run at two nodes through the chart's own value (--set nodes=2). With a fault: an elastic job
+resumes from its checkpoint on the surviving and recreated pods, a TrainJob restarts its group by
+its failurePolicy and finishes with the weights of an uninterrupted run, a PyTorchJob whose
+backoffLimit is used up fails with that reason; bad targets are one located line, nothing left running.
+"""
+from __future__ import annotations
+
+import socket
+
+import pytest
+import yaml
+
+from run_support import ROOT, final_digest, kdt_run, of, processes_of
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+
+OVERLAYS = sorted(p.name for p in (ROOT / "overlays").iterdir()
+                  if (p / "kustomization.yaml").is_file() and not p.name.startswith("scale-512-"))
+CHART_FILES = sorted(p.name for p in (ROOT / "charts" / "trainer" / "ci").glob("*.yaml"))
+TARGETS = [f"overlays/{o}" for o in OVERLAYS] + [f"charts/trainer/ci/{c}" for c in CHART_FILES]
+
+
+def _knobs(target: str) -> list[str]:
+    knobs = ["--nproc-per-node", "1", "--max-steps", "6", "--quiet"]
+    if "scale-512" in target:
+        knobs += ["--set", "nodes=2"]
+    return knobs
+
+
+def test_every_target_is_run():
+    assert {"ddp", "elastic", "fsdp", "fsdp-trainer-2.3", "statefulset", "tensorflow"} <= set(OVERLAYS)
+    assert len(CHART_FILES) >= 9
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_target_runs_to_completion(target, tmp_path):
+    code, out, err, events = kdt_run(target, *_knobs(target), workdir=tmp_path)
+    assert code == 0, out + err
+    assert out.startswith("Succeeded"), out
+    starts = {e["pod"] for e in of(events, "start")}
+    assert len(starts) >= 2, starts                  # every target is multi-node
+    digest = final_digest(events)
+    assert len(digest) == 64
+    done = of(events, "done")
+    assert {int(e["data"]["step"]) for e in done} == {6}
+    assert not processes_of(tmp_path)
+
+
+def test_elastic_lost_pod_resumes_from_checkpoint(tmp_path):
+    code, out, err, events = kdt_run("overlays/elastic", "--nproc-per-node", "1", "--max-steps", "90",
+                                     "--lose", "mnist-elastic-worker-1@step=60", "--quiet",
+                                     "--timeline", tmp_path / "t.png", workdir=tmp_path)
+    assert code == 0, out + err
+    assert of(events, "lose") and of(events, "recreate")
+    resumed = [e for e in of(events, "resume") if e["data"]["step"] not in (None, "0")]
+    assert resumed and all(e["data"]["step"] == "50" for e in resumed), resumed
+    assert {e["pod"] for e in resumed} == {"mnist-elastic-worker-0", "mnist-elastic-worker-1"}
+    final_digest(events)
+    assert (tmp_path / "t.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not processes_of(tmp_path)
+
+
+def test_trainjob_group_restart_resumes_with_identical_weights(tmp_path):
+    common = ["--max-steps", "70", "--quiet"]
+    code, out, err, base = kdt_run("overlays/tensorflow", *common, workdir=tmp_path / "base")
+    assert code == 0, out + err
+    code, out, err, events = kdt_run("overlays/tensorflow", *common, "--kill", "tf-mnist-node-0-1@step=60",
+                                     workdir=tmp_path / "fault")
+    assert code == 0, out + err
+    restarts = of(events, "jobset-restart")
+    assert len(restarts) == 1 and "failurePolicy.maxRestarts" in restarts[0]["text"]
+    assert "1 restart(s)" in out
+    # From the step-50 checkpoint, or a later one the survivor saved when the restart stopped it (SIGTERM).
+    steps = {int(e["data"]["step"]) for e in of(events, "resume") if e["t"] > restarts[0]["t"]}
+    assert len(steps) == 1 and 50 <= steps.pop() < 70, events
+    assert final_digest(events) == final_digest(base)
+
+
+def test_pytorchjob_backoff_limit_exhausted_fails(tmp_path):
+    import subprocess
+    rendered = subprocess.run([str(ROOT / ".venv" / "bin" / "kubectl"), "kustomize", str(ROOT / "overlays" / "ddp")],
+                              capture_output=True, text=True, check=True).stdout
+    docs = [d for d in yaml.safe_load_all(rendered) if d]
+    for d in docs:
+        if d["kind"] == "PyTorchJob":
+            d["spec"]["runPolicy"]["backoffLimit"] = 1
+    f = tmp_path / "job.yaml"
+    f.write_text(yaml.safe_dump_all(docs))
+    code, out, err, events = kdt_run(f, "--nproc-per-node", "1", "--max-steps", "400", "--quiet",
+                                     "--kill", "mnist-ddp-worker-0@step=3", workdir=tmp_path)
+    assert code == 1, out + err
+    assert out.startswith("Failed (BackoffLimitExceeded)"), out
+    assert of(events, "restart")
+    assert not processes_of(tmp_path)
+
+
+def _job(command: list[str], port: int) -> str:
+    return yaml.safe_dump({"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "bad"},
+                           "spec": {"pytorchReplicaSpecs": {"Master": {"replicas": 1, "restartPolicy": "Never", "template": {
+                               "spec": {"containers": [{"name": "pytorch", "image": "busybox", "command": command,
+                                                        "ports": [{"name": "pytorchjob-port", "containerPort": port}]}]}}}}}})
+
+
+def test_bad_targets_one_located_line_and_nothing_started(tmp_path):
+    cm = tmp_path / "cm.yaml"
+    cm.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\ndata: {a: b}\n")
+    code, out, err, _ = kdt_run(cm, workdir=tmp_path / "a")
+    assert code == 2 and "nothing to run" in err and len(err.strip().splitlines()) == 1
+
+    missing = tmp_path / "missing.yaml"
+    missing.write_text(_job(["/opt/not-here/train", "--x"], 23456))
+    code, out, err, _ = kdt_run(missing, workdir=tmp_path / "b")
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "missing.yaml:" in err and "containers[0].command[0]" in err and "/opt/not-here/train" in err
+
+    with socket.socket() as held:
+        held.bind(("0.0.0.0", 0))       # a port another program listens on, on every address
+        held.listen()
+        port = held.getsockname()[1]
+        busy = tmp_path / "busy.yaml"
+        busy.write_text(_job(["sleep", "30"], port))
+        code, out, err, _ = kdt_run(busy, workdir=tmp_path / "c")
+    assert code == 2 and f"port {port} is in use" in err and "containerPort" in err, err
+    assert not processes_of(tmp_path)
+
+
+def test_usage_errors(tmp_path):
+    code, _, err, _ = kdt_run("overlays/ddp", "--kill", "nope-0@3", workdir=tmp_path)
+    assert code == 2 and "no pod 'nope-0'" in err and len(err.strip().splitlines()) == 1
+    code, _, err, _ = kdt_run("overlays/ddp", "--set", "nodes=3", workdir=tmp_path)
+    assert code == 2 and "--set applies to a chart values file" in err
