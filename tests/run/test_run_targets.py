@@ -111,6 +111,11 @@ def test_bad_targets_one_located_line_and_nothing_started(tmp_path):
     code, out, err, _ = kdt_run(cm, workdir=tmp_path / "a")
     assert code == 2 and "nothing to run" in err and len(err.strip().splitlines()) == 1
 
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: x\n")
+    code, out, err, _ = kdt_run(broken, workdir=tmp_path / "y")
+    assert code == 2 and "broken.yaml:" in err and "nothing to run" not in err, err
+
     missing = tmp_path / "missing.yaml"
     missing.write_text(_job(["/opt/not-here/train", "--x"], 23456))
     code, out, err, _ = kdt_run(missing, workdir=tmp_path / "b")

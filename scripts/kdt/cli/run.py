@@ -109,7 +109,8 @@ def main(argv=None) -> int:
     docs = [d for r in results for d in r.documents]
     problems = [f for r in results for f in r.findings]
     name = targets[0].name if len(targets) == 1 else f"{len(targets)} files"
-    if F.exit_code(problems) == 2:
+    if any(f.level == F.ERROR for f in problems):
+        # A document that does not render or read (bad YAML, duplicate keys) is a target that cannot run.
         for f in sorted(problems, key=F.sort_key):
             print(text_report.line(f), file=sys.stderr)
         return 2

@@ -217,7 +217,10 @@ class Supervisor:
                 image_paths.setdefault(img.workdir, pod_dir / "workdir")
         mounts = volume_folders(p, c, o.run_dir, image_paths, pod_dir)
         env = {k: os.environ[k] for k in PASS_ENV if k in os.environ}
-        env["PATH"] = os.pathsep.join([str(o.run_dir / "bin"), env.get("PATH", "/usr/bin:/bin")])
+        # The run's wrappers, then the programs beside this Python (torchrun, ...): the local stand-in for
+        # the image's Python environment; then this machine's.
+        env["PATH"] = os.pathsep.join([str(o.run_dir / "bin"), str(Path(sys.executable).parent),
+                                       env.get("PATH", "/usr/bin:/bin")])
         env["HOSTNAME"] = p.hostname
         env.update(img.env)
         env.update(container_env(p, c, self.objects))
@@ -505,6 +508,8 @@ class Supervisor:
 
     def cleanup(self) -> int:
         """Kill whatever of this run is still alive; the number of processes that were."""
+        for r in self.runs.values():
+            r.deleting, r.start_at, r.pending_restart = True, 0.0, {}   # the end of the run: nothing restarts
         n = 0
         for _ in range(50):
             left = marked_pids(f"{self.run_id}/")
