@@ -17,6 +17,7 @@ from ..findings import WARNING, Finding, format_path
 from ..operators import trainer_v2 as TV2
 from ..operators import training_operator_v1 as TO1
 from . import statefulset, trainer_v2, training_operator_v1
+from .merge import as_int
 from .model import Expanded, Loader
 
 __all__ = ["Expanded", "Loader", "expand_documents", "summary_line", "explain_lines"]
@@ -121,20 +122,13 @@ def summary_line(target: str, expanded: list[Expanded]) -> str:
     return f"{target}: " + "; ".join(parts)
 
 
-def _int_or_none(v):
-    try:
-        return int(str(v))
-    except (TypeError, ValueError):
-        return None
-
-
 def pod_notes(e: Expanded) -> list[str]:
     """What each pod computes at start from the env it is given (today: the TF_CONFIG of a TensorFlow runtime)."""
     import json
     cfgs = e.facts.get("tf_config") or []
     pods = e.facts.get("pods") or []
     out = []
-    per_node = _int_or_none(e.facts.get("nproc_per_node")) or e.facts.get("nproc_effective")
+    per_node = as_int(e.facts.get("nproc_per_node")) or e.facts.get("nproc_effective")
     if e.kind == "JobSet" and "nproc_per_node" in e.facts and per_node:
         out.append(f"PET_NODE_RANK is each pod's completion index; {per_node} processes per node "
                    f"(PET_NPROC_PER_NODE={e.facts['nproc_per_node']}), world size {e.facts.get('world_size')}:")

@@ -11,13 +11,8 @@ import copy
 from dataclasses import dataclass, field
 
 from ..operators import jobset as JS
+from .merge import as_int
 
-
-def _int(v, default: int) -> int:
-    try:
-        return int(str(v))
-    except (TypeError, ValueError):
-        return default
 
 
 @dataclass
@@ -48,8 +43,8 @@ def pods(jobset: dict, restart_attempt: int = 0) -> list[JobPod]:
         jtemplate = rj.get("template") or {}
         jspec = jtemplate.get("spec") or {}
         ptemplate = jspec.get("template") or {}
-        completions = _int(jspec.get("completions"), _int(jspec.get("parallelism"), 1))
-        for ji in range(_int(rj.get("replicas"), 1)):
+        completions = as_int(jspec.get("completions"), as_int(jspec.get("parallelism"), 1))
+        for ji in range(as_int(rj.get("replicas"), 1)):
             job = JS.job_name(name, rname, ji)
             for ci in range(completions):
                 pmeta = copy.deepcopy(ptemplate.get("metadata") or {})
@@ -79,4 +74,4 @@ def pods(jobset: dict, restart_attempt: int = 0) -> list[JobPod]:
 
 
 def backoff_limit(job_spec: dict) -> int:
-    return _int(job_spec.get("backoffLimit"), JS.JOB_DEFAULT_BACKOFF_LIMIT)
+    return as_int(job_spec.get("backoffLimit"), JS.JOB_DEFAULT_BACKOFF_LIMIT)

@@ -28,19 +28,13 @@ from ..operators import jobset as JS
 from ..operators import tensorflow as TF
 from ..operators import trainer_v2 as TV2
 from ..summary import quantity
-from .merge import Trace, clone, ensure_dict, ensure_list, find, put, strategic_merge, upsert
+from .merge import Trace, as_int, clone, ensure_dict, ensure_list, find, put, strategic_merge, upsert
 from .model import Expanded, LoadFn
 
 RULE = "expand"
 TORCH = "Trainer torch plugin (plugins/torch/torch.go)"
 BUILDER = "Trainer JobSet builder (plugins/jobset/builder.go)"
 
-
-def _int(v, default=None):
-    try:
-        return int(str(v))
-    except (TypeError, ValueError):
-        return default
 
 
 def infer_version(trainjob: dict) -> str:
@@ -134,7 +128,7 @@ def expand(job: Document, docs: list[Document], load: LoadFn, version: str | Non
                                         ("spec", key)))
     trainer = spec.get("trainer") if isinstance(spec.get("trainer"), dict) else {}
     npp = trainer.get("numProcPerNode")
-    if TV2.has_runtime_patches(ver) and npp is not None and _int(npp) is None:
+    if TV2.has_runtime_patches(ver) and npp is not None and as_int(npp) is None:
         findings.append(job.finding(RULE, f"numProcPerNode {npp!r}: Trainer {ver} takes an integer only "
                                     "(2.1 also took auto/cpu/gpu)", ("spec", "trainer", "numProcPerNode")))
     rt_doc = find_runtime(job, docs)
@@ -215,10 +209,10 @@ def expand(job: Document, docs: list[Document], load: LoadFn, version: str | Non
 
     # ---- 2/3. trainer job: nodes, trainer fields, torch env
     ml = rt_spec.get("mlPolicy") if isinstance(rt_spec.get("mlPolicy"), dict) else {}
-    nodes = _int(trainer.get("numNodes"))
+    nodes = as_int(trainer.get("numNodes"))
     nodes_why = "TrainJob spec.trainer.numNodes"
     if nodes is None:
-        nodes, nodes_why = _int(ml.get("numNodes"), 1), "runtime spec.mlPolicy.numNodes" if ml.get("numNodes") is not None else "default 1"
+        nodes, nodes_why = as_int(ml.get("numNodes"), 1), "runtime spec.mlPolicy.numNodes" if ml.get("numNodes") is not None else "default 1"
     trainer_k = next((k for k, rj in enumerate(rjobs) if _ancestor(rj) == TV2.ANCESTOR_TRAINER), None)
     if trainer_k is None:
         trainer_k = next((k for k, rj in enumerate(rjobs) if rj.get("name") == TV2.NODE), None)
@@ -281,11 +275,11 @@ def expand(job: Document, docs: list[Document], load: LoadFn, version: str | Non
                f"{TORCH}: port for the JobSet's headless service")
         master = TV2.master_address(job.name)
         facts["master"] = f"{master}:{TV2.TRAINER_PORT}"
-        if _int(nproc) is not None:
+        if as_int(nproc) is not None:
             facts["world_size"] = nodes * int(nproc)
         elif nproc == "auto" and isinstance(res, dict):
             # torchrun's own "auto": one process per visible GPU (the GPUs resourcesPerNode asks for).
-            gpus = max((_int(v, 0) for sec in ("limits", "requests") for k, v in (res.get(sec) or {}).items()
+            gpus = max((as_int(v, 0) for sec in ("limits", "requests") for k, v in (res.get(sec) or {}).items()
                         if INJ.V2_GPU_MARKER in str(k).lower()), default=0)
             if gpus:
                 facts["nproc_effective"] = gpus
@@ -351,8 +345,8 @@ def expand(job: Document, docs: list[Document], load: LoadFn, version: str | Non
     obj["spec"] = js_spec
     pods = []
     for k, rjob in enumerate(rjobs):
-        reps = _int(rjob.get("replicas"), 1)
-        par = _int(((rjob.get("template") or {}).get("spec") or {}).get("parallelism"), 1)
+        reps = as_int(rjob.get("replicas"), 1)
+        par = as_int(((rjob.get("template") or {}).get("spec") or {}).get("parallelism"), 1)
         for ji in range(reps):
             for pi in range(par):
                 pods.append(INJ.jobset_hostname(job.name, str(rjob.get("name")), ji, pi))

@@ -11,7 +11,7 @@ from ..documents import Document
 from ..findings import Finding
 from ..operators import injection as INJ
 from ..operators import training_operator_v1 as TO1
-from .merge import Trace, append, clone, ensure_dict, ensure_list, find, put
+from .merge import Trace, as_int, append, clone, ensure_dict, ensure_list, find, put
 from .model import Expanded, LoadFn
 
 RULE = "expand"
@@ -21,12 +21,6 @@ MASTER = "Training Operator master env (pytorch/master.go)"
 ELASTIC = "Training Operator elastic env (pytorch/elastic.go)"
 
 
-def _int(v, default=None):
-    try:
-        return int(str(v))
-    except (TypeError, ValueError):
-        return default
-
 
 def _port(spec: dict) -> int | None:
     """The `pytorchjob-port` of the `pytorch` container of a (defaulted) pod spec."""
@@ -34,7 +28,7 @@ def _port(spec: dict) -> int | None:
         if isinstance(c, dict) and c.get("name") == TO1.CONTAINER_NAME:
             for p in c.get("ports") or []:
                 if isinstance(p, dict) and p.get("name") == TO1.PORT_NAME:
-                    return _int(p.get("containerPort"))
+                    return as_int(p.get("containerPort"))
     return None
 
 
@@ -87,7 +81,7 @@ def expand(doc: Document, load: LoadFn) -> tuple[list[Expanded], list[Finding]]:
     nproc = spec.get("nprocPerNode")
     if nproc is None and (elastic is None or elastic.get("nProcPerNode") is None):
         nproc = INJ.V1_DEFAULT_NPROC_PER_NODE
-    total = sum(_int(r["spec"].get("replicas"), 0) for r in replicas_by_type.values())
+    total = sum(as_int(r["spec"].get("replicas"), 0) for r in replicas_by_type.values())
     has_master = TO1.MASTER in replicas_by_type
     master_port = _port(replicas_by_type[TO1.MASTER]["spec"]["template"]["spec"]) if has_master else None
     elastic_env: list[tuple[str, str]] = []
@@ -96,8 +90,8 @@ def expand(doc: Document, load: LoadFn) -> tuple[list[Expanded], list[Finding]]:
         if worker is None:
             return [], [doc.finding(RULE, "elasticPolicy needs a Worker replica spec (elastic.go: cannot find the worker spec)",
                                     ("spec", "elasticPolicy"))]
-        wrep = _int(worker["spec"].get("replicas"), 1)
-        lo, hi = _int(elastic.get("minReplicas")), _int(elastic.get("maxReplicas"))
+        wrep = as_int(worker["spec"].get("replicas"), 1)
+        lo, hi = as_int(elastic.get("minReplicas")), as_int(elastic.get("maxReplicas"))
         lo, hi = (lo if lo is not None else hi), (hi if hi is not None else lo)  # setElasticPolicy
         lo, hi = (lo if lo is not None else wrep), (hi if hi is not None else wrep)
         host = elastic.get("rdzvHost") or TO1.elastic_rdzv_host(name)
@@ -131,7 +125,7 @@ def expand(doc: Document, load: LoadFn) -> tuple[list[Expanded], list[Finding]]:
         r = replicas_by_type[canon]
         rspec = r["spec"]
         base_path = ("spec", "pytorchReplicaSpecs", r["key"], "template")
-        for index in range(_int(rspec.get("replicas"), 0)):
+        for index in range(as_int(rspec.get("replicas"), 0)):
             trace = Trace()
             template = clone(rspec.get("template") or {})
             meta = template.get("metadata") if isinstance(template.get("metadata"), dict) else {}

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..expand import jobset as XJ
+from ..expand.merge import as_int
 from ..operators import jobset as JS
 from ..operators import training_operator_v1 as TO1
 from .pods import LocalPod
@@ -180,7 +182,6 @@ class JobSetController(Controller):
 
     def __init__(self, pods: list[LocalPod], jobset: dict):
         super().__init__(pods)
-        from ..expand import jobset as XJ
         self.name = str((jobset.get("metadata") or {}).get("name", ""))
         spec = jobset.get("spec") or {}
         fp = spec.get("failurePolicy")
@@ -195,7 +196,7 @@ class JobSetController(Controller):
         self.jobs: dict[str, _Job] = {}
         for p in pods:
             if p.group not in self.jobs:
-                completions = int(str(p.job_spec.get("completions") or p.job_spec.get("parallelism") or 1))
+                completions = as_int(p.job_spec.get("completions"), as_int(p.job_spec.get("parallelism"), 1))
                 self.jobs[p.group] = _Job(p.group, str((p.obj["metadata"]["labels"]).get(JS.LABEL_REPLICATED_JOB)),
                                           XJ.backoff_limit(p.job_spec), completions)
         if spec.get("ttlSecondsAfterFinished") is not None:

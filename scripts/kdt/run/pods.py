@@ -20,7 +20,6 @@ from ..expand import jobset as XJ
 from ..operators import jobset as JS
 from ..operators import trainer_v2 as TV2
 from ..operators import training_operator_v1 as TO1
-from ..findings import Finding
 
 RULE = "run"
 NAMESPACE = "default"
@@ -82,12 +81,6 @@ def _containers(spec: dict, path: tuple, doc: Document, key: str) -> list[Contai
     return [Container(str(c.get("name", f"#{i}")), c, path + (key, i), doc, init=key == "initContainers")
             for i, c in enumerate(spec.get(key) or []) if isinstance(c, dict)]
 
-
-def _located(e: Expanded, template_path: tuple) -> tuple[Document, tuple]:
-    """Where a pod template's containers are written: the runtime for a TrainJob, else the source."""
-    if e.base_doc is not None and e.base_doc is not e.source:
-        return e.base_doc, template_path
-    return e.source, template_path
 
 
 def local_pods(expanded: list[Expanded]) -> list[LocalPod]:
@@ -307,9 +300,6 @@ def volume_folders(pod: LocalPod, c: Container, run_dir: Path, image_paths: dict
 def describe_argv(argv: list[str]) -> str:
     return " ".join(shlex.quote(a) for a in argv)
 
-
-def finding(doc: Document, path: tuple, message: str) -> Finding:
-    return doc.finding(RULE, message, path)
 
 
 def service_names(docs: list[Document], pods: list[LocalPod]) -> dict[str, list[str]]:

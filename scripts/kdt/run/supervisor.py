@@ -8,10 +8,12 @@ sessions of their own, and nothing outlives the run.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import shutil
 import signal
 import socket
+import subprocess
 import sys
 import time
 import uuid
@@ -19,10 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..findings import Finding
+from ..operators import jobset as JS
 from . import controllers as C
 from . import netshim
 from .faults import Fault
-from .image import APP_TRAINING, facts as image_facts
+from .image import APP_TRAINING, facts
+
+image_facts = functools.lru_cache(maxsize=None)(facts)   # a Dockerfile is read once per run, not per container start
 from .pods import Container, EnvError, LocalPod, container_env, describe_argv, expand_refs, trainer_field, volume_folders
 from .timeline import Timeline, read_tagged
 
@@ -247,7 +252,6 @@ class Supervisor:
                     "LD_PRELOAD": os.pathsep.join(filter(None, [str(self.shim), env.get("LD_PRELOAD")]))})
         Path(cwd).mkdir(parents=True, exist_ok=True)
         log = o.run_dir / "logs" / f"{r.pod.name}.{c.name}.log"
-        import subprocess
         with open(log, "ab") as out:
             out.write(f"----- kdt run: {r.pod.name}/{c.name} starts (pod incarnation {r.incarnation}) -----\n".encode())
             out.flush()
@@ -396,7 +400,6 @@ class Supervisor:
                         self.delete_pod(r, self.opts.grace)
                 for r in self.runs.values():
                     labels = r.pod.obj.setdefault("metadata", {}).setdefault("labels", {})
-                    from ..operators import jobset as JS
                     if JS.LABEL_RESTART_ATTEMPT in labels:
                         labels[JS.LABEL_RESTART_ATTEMPT] = str(int(labels[JS.LABEL_RESTART_ATTEMPT]) + 1)
                     self.by_pod[r.pod.name].on_recreated(r.pod.name)
