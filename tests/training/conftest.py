@@ -57,3 +57,25 @@ def baseline(shared_dir):
             return d
 
     return get
+
+
+@pytest.fixture(scope="session")
+def tiny_llm(shared_dir):
+    """A tiny random Llama + word-level tokenizer with a chat template (training/make_tiny_llm.py), saved with
+    save_pretrained, the same without a chat template, and learnable JSONL splits of every record shape:
+    ``{"model": Path, "model_no_template": Path, "data": {"chat"|"prompt"|"text": Path}}``. Built once
+    per session, shared by the xdist workers."""
+    import make_tiny_llm as mk
+
+    root = shared_dir / "tiny-llm"
+    with open(shared_dir / "tiny-llm.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = root / "READY"
+        if not done.exists():
+            mk.write_model(root / "models")
+            mk.write_model(root / "models-no-template", chat_template=False)
+            for shape in ("chat", "prompt", "text"):
+                mk.write_data(root / f"data-{shape}", shape, 256, 32)
+            done.write_text("ok")
+    return {"model": root / "models" / mk.NAME, "model_no_template": root / "models-no-template" / mk.NAME,
+            "data": {s: root / f"data-{s}" for s in ("chat", "prompt", "text")}}

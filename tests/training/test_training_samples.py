@@ -35,7 +35,11 @@ def two_nodes(cluster, sample, args, ckpt, extra_conf=""):
 @pytest.mark.parametrize("sample,extra", [("smoke.py", ["--batch"]), ("mnist_ddp.py", ["--data-dir"]),
                                           ("t5_fsdp.py", ["--model_id", "--model-id", "--local-files-only",
                                                           "--precision", "--activation-checkpointing",
-                                                          "--sharding-strategy", "--tiny"])])
+                                                          "--sharding-strategy", "--tiny"]),
+                                          ("llm_finetune.py", ["--model-local-dir", "--tokenizer-local-dir",
+                                                               "--local-files-only", "--finetune", "--parallel",
+                                                               "--packing", "--micro-batch-size", "--eval-every",
+                                                               "--output-dir", "--max-grad-norm"])])
 def test_help_lists_the_common_flags(sample, extra):
     out = subprocess.run([PYTHON, str(TRAINING / sample), "--help"], env=base_env(), capture_output=True,
                          text=True, timeout=60)

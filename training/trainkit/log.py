@@ -9,9 +9,10 @@ Every line starts with a tag in square brackets, then ``key=value`` fields::
 
 Tags: ``[LAUNCH]`` how the launcher starts workers (warm or cold, and why),
 ``[DDP]`` process group set up, ``[SETUP]`` data/model choices,
-``[TRAIN]`` a training step, ``[EPOCH]`` end of an epoch, ``[CKPT]`` a
+``[TRAIN]`` a training step, ``[EVAL]`` a validation between epochs, ``[EPOCH]`` end of an epoch, ``[CKPT]`` a
 checkpoint written (or pruned), ``[RESUME]`` what a (re)started worker loaded,
-``[STOP]`` preemption handling, ``[WARN]``, and ``[DONE]`` the final line.
+``[STOP]`` preemption handling, ``[WARN]``, ``[DONE]`` the end of training, and ``[REPORT]`` where a
+sample wrote its report.
 ``kubectl logs POD | grep -E '^\\[(RESUME|CKPT|DONE)\\]'`` follows a run.
 """
 from __future__ import annotations
@@ -20,7 +21,7 @@ import json
 import sys
 import time
 
-TAGS = ("LAUNCH", "DDP", "SETUP", "TRAIN", "EPOCH", "CKPT", "RESUME", "STOP", "WARN", "DONE")
+TAGS = ("LAUNCH", "DDP", "SETUP", "TRAIN", "EVAL", "EPOCH", "CKPT", "RESUME", "STOP", "WARN", "DONE", "REPORT")
 
 
 def _fmt(value) -> str:

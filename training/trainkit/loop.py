@@ -104,7 +104,11 @@ class Trainer:
     must scale what it back-propagates by ``world_size / batch.global_count``,
     so that averaged gradients are the exact mean over the global step, however
     unevenly a short last step is split. ``eval_fn(epoch)`` (optional) returns a
-    dict of metrics logged in the ``[EPOCH]`` line.
+    dict of metrics logged in the ``[EPOCH]`` line; with ``eval_every=N`` also every N steps within an
+    epoch and at a last step that ends mid-epoch (``--max-steps``), in an ``[EVAL]`` line, before that
+    step's checkpoint. ``extra_state=(get, set)`` keeps a
+    sample's own state (a best score, counters) in every checkpoint and gives it back on resume.
+    ``after_step(step, loss, lr)`` runs on every rank after each step (metrics trackers).
 
     ``mode="ddp"``: ``raw_model`` is the unwrapped module, rank 0 writes whole
     state files. ``mode="fsdp"``: ``model`` is an FSDP2 module, saved and loaded
@@ -114,7 +118,9 @@ class Trainer:
     def __init__(self, env: DistEnv, args, *, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
                  sampler: ElasticSampler, step_fn: Callable[[Batch], float], mode: str = "ddp",
                  raw_model: torch.nn.Module | None = None, scheduler=None, scheduler_interval: str = "step",
-                 eval_fn: Callable[[int], dict] | None = None, name: str = "train"):
+                 eval_fn: Callable[[int], dict] | None = None, name: str = "train", eval_every: int = 0,
+                 extra_state: tuple[Callable[[], dict], Callable[[dict], None]] | None = None,
+                 after_step: Callable[[int, float, float], None] | None = None):
         if mode not in ("ddp", "fsdp"):
             raise ValueError(mode)
         self.env, self.args, self.model, self.optimizer = env, args, model, optimizer
@@ -122,6 +128,7 @@ class Trainer:
         self.raw_model = raw_model if raw_model is not None else model
         self.scheduler, self.scheduler_interval = scheduler, scheduler_interval
         self.eval_fn, self.name = eval_fn, name
+        self.eval_every, self.extra_state, self.after_step = eval_every, extra_state, after_step
         self.step = 0
         self.last_loss = float("nan")
         self.last_eval: dict = {}
@@ -153,6 +160,7 @@ class Trainer:
             "last_eval": self.last_eval, "seed": self.args.seed,
             "scheduler": self.scheduler.state_dict() if self.scheduler is not None else None,
             "audit": self.seen_committed.clone() if self.audit else None,
+            "extra": self.extra_state[0]() if self.extra_state is not None else None,
         }
 
     def _all_gather_object(self, obj) -> list:
@@ -221,6 +229,8 @@ class Trainer:
         self.last_eval = dict(state.get("last_eval") or {})
         if self.audit and state.get("audit") is not None:
             self.seen_committed.copy_(state["audit"])
+        if self.extra_state is not None and state.get("extra") is not None:
+            self.extra_state[1](state["extra"])
         saved_ws = int(state["world_size"])
         if saved_ws == env.world_size:
             set_rng_state(state["rng"][env.rank], env.device)
@@ -278,10 +288,16 @@ class Trainer:
                     log("TRAIN", rank=0, step=self.step, epoch=batch.epoch, loss=round(self.last_loss, 6),
                         lr=float(f"{lr:.6g}"), step_s=round(time.perf_counter() - t0, 4),
                         world_size=env.world_size)
+                if self.after_step is not None:
+                    self.after_step(self.step, self.last_loss, self.optimizer.param_groups[0]["lr"])
                 epoch_end = self.sampler.epoch_done
                 if epoch_end:
                     self._end_epoch()
                     done = self.finished()
+                elif self.eval_fn is not None and self.eval_every > 0 and (self.step % self.eval_every == 0 or done):
+                    self.last_eval = dict(self.eval_fn(self.sampler.epoch))
+                    if env.rank == 0:
+                        log("EVAL", rank=0, step=self.step, epoch=self.sampler.epoch, **self.last_eval)
                 if self.ckpt is not None and (stop or epoch_end or done or (every > 0 and self.step % every == 0)):
                     self.save(sync=stop or done, reason="sigterm" if stop else "epoch" if epoch_end
                               else "final" if done else "interval")
