@@ -5,7 +5,7 @@
 
 writes what the fine-tune reads on a cluster, laid out as seed 003's volumes::
 
-    OUT/models/tiny-llama/   config.json, model.safetensors, tokenizer.json (+ a chat template)
+    OUT/models/tiny-llama/   config.json, model.safetensors, tokenizer.json (+ a chat template); --name
     OUT/data/train.jsonl     records of the chosen shape
     OUT/data/val.jsonl
 
@@ -14,7 +14,10 @@ Nothing is downloaded: the tokenizer is a word-level vocabulary built here (``to
 the real ``from_pretrained`` path (``--model-local-dir OUT/models/tiny-llama --local-files-only``). The
 records count in number words ("after three comes four five six"), which even a tiny model learns in a
 few dozen steps: its validation loss falls well below the random start. For tests, the benchmark and
-``kdt run`` of the fine-tune targets (``--volume datasets-pvc=OUT/data --volume models-pvc=OUT/models``).
+``kdt run`` of the fine-tune targets, which read ``/models/base``::
+
+    python training/make_tiny_llm.py /tmp/llm --name base --shape mixed
+    kdt run overlays/statefulset --volume datasets-pvc=/tmp/llm/data --volume models-pvc=/tmp/llm/models
 """
 from __future__ import annotations
 
@@ -88,10 +91,11 @@ def build_model(tok, seed: int = 0, layers: int = 2, hidden: int = 64):
     return LlamaForCausalLM(cfg)
 
 
-def write_model(folder: Path, chat_template: bool = True, layers: int = 2, hidden: int = 64) -> Path:
+def write_model(folder: Path, chat_template: bool = True, layers: int = 2, hidden: int = 64,
+                name: str = NAME) -> Path:
     tok = build_tokenizer(chat_template)
     model = build_model(tok, layers=layers, hidden=hidden)
-    dest = folder / NAME
+    dest = folder / name
     model.save_pretrained(dest)
     tok.save_pretrained(dest)
     return dest
@@ -103,12 +107,13 @@ def main(argv=None) -> int:
     p.add_argument("--shape", choices=("chat", "prompt", "text", "mixed"), default="chat")
     p.add_argument("--train", type=int, default=256, help="training records")
     p.add_argument("--val", type=int, default=32, help="validation records")
+    p.add_argument("--name", default=NAME, help="the model's folder under OUT/models (the targets read /models/base)")
     p.add_argument("--layers", type=int, default=2)
     p.add_argument("--hidden", type=int, default=64)
     args = p.parse_args(argv)
     out = Path(args.out)
     write_data(out / "data", args.shape, args.train, args.val)
-    dest = write_model(out / "models", layers=args.layers, hidden=args.hidden)
+    dest = write_model(out / "models", layers=args.layers, hidden=args.hidden, name=args.name)
     print(f"model: {dest}\ndata: {out / 'data'}/train.jsonl, val.jsonl ({args.shape})")
     return 0
 

@@ -251,7 +251,7 @@ def test_shipped_targets_expand_by_the_operators_rules():
                     assert [x["task"]["index"] for x in cfgs] == list(range(trainer["numNodes"]))
                     assert cfgs[0]["cluster"]["worker"][-1] == f"{d.name}-node-0-{trainer['numNodes'] - 1}.{d.name}:2222"
                 for ev in trainer.get("env") or []:
-                    assert envs[ev["name"]] == ev.get("value")
+                    assert envs[ev["name"]] == ev.get("value", ev.get("valueFrom"))
                 if "resourcesPerNode" in trainer:
                     assert c["resources"] == trainer["resourcesPerNode"]
             elif d.kind == "StatefulSet":

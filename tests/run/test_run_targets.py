@@ -9,6 +9,7 @@ backoffLimit is used up fails with that reason; bad targets are one located line
 """
 from __future__ import annotations
 
+import json
 import socket
 
 import pytest
@@ -21,7 +22,16 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 OVERLAYS = sorted(p.name for p in (ROOT / "overlays").iterdir()
                   if (p / "kustomization.yaml").is_file() and not p.name.startswith("scale-512-"))
 CHART_FILES = sorted(p.name for p in (ROOT / "charts" / "trainer" / "ci").glob("*.yaml"))
-TARGETS = [f"overlays/{o}" for o in OVERLAYS] + [f"charts/trainer/ci/{c}" for c in CHART_FILES]
+# A chart ci file renders the resources of its overlay twin (tests/chart/test_parity.py), so running both
+# would run the same pods twice: the chart runs through ci/ddp.yaml, and where no overlay runs (the
+# 512-rank files, at --set nodes=2).
+RUN_CHART_FILES = ["ddp.yaml"] + [c for c in CHART_FILES if c.startswith("scale-512-")]
+TARGETS = [f"overlays/{o}" for o in OVERLAYS] + [f"charts/trainer/ci/{c}" for c in RUN_CHART_FILES]
+# The fine-tune (training/llm_finetune.py) reads /data and /models/base: --volume gives them (llm_volumes).
+LLM = {"overlays/statefulset", "overlays/llm-trainjob", "charts/trainer/ci/scale-512-statefulset.yaml"}
+# The fine-tune's three epochs end before step 6: the test data packs into 2 rows of --seq-len=2048
+# tokens, one step of every rank's --batch-size=8 rows.
+LLM_STEPS = 3
 
 
 def _knobs(target: str) -> list[str]:
@@ -32,13 +42,26 @@ def _knobs(target: str) -> list[str]:
 
 
 def test_every_target_is_run():
-    assert {"ddp", "elastic", "fsdp", "fsdp-trainer-2.3", "statefulset", "tensorflow"} <= set(OVERLAYS)
-    assert len(CHART_FILES) >= 9
+    assert {"ddp", "elastic", "fsdp", "fsdp-trainer-2.3", "statefulset", "tensorflow", "llm-trainjob"} <= set(OVERLAYS)
+    assert len(CHART_FILES) >= 10 and {c for c in CHART_FILES if c.startswith("scale-512-")} <= set(RUN_CHART_FILES)
+    assert set(CHART_FILES) - set(RUN_CHART_FILES) <= {f"{o}.yaml" for o in OVERLAYS}    # the rest have a twin
+    runs = {t for t in TARGETS if "llm_finetune.py" in _rendered(t)}
+    assert runs == LLM
+
+
+def _rendered(target: str) -> str:
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "render.py"), target], capture_output=True,
+                          text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
 
 
 @pytest.mark.parametrize("target", TARGETS)
-def test_target_runs_to_completion(target, tmp_path):
-    code, out, err, events = kdt_run(target, *_knobs(target), workdir=tmp_path)
+def test_target_runs_to_completion(target, tmp_path, request):
+    volumes = request.getfixturevalue("llm_volumes") if target in LLM else []
+    code, out, err, events = kdt_run(target, *_knobs(target), *volumes, workdir=tmp_path)
     assert code == 0, out + err
     assert out.startswith("Succeeded"), out
     starts = {e["pod"] for e in of(events, "start")}
@@ -46,8 +69,13 @@ def test_target_runs_to_completion(target, tmp_path):
     digest = final_digest(events)
     assert len(digest) == 64
     done = of(events, "done")
-    assert {int(e["data"]["step"]) for e in done} == {6}
+    assert {int(e["data"]["step"]) for e in done} == {LLM_STEPS if target in LLM else 6}
     assert not processes_of(tmp_path)
+    if target in LLM:      # the fine-tune's outputs, on the outputs PVC's folder
+        out_dir = next(p.parent for p in (tmp_path / "run" / "volumes" / "pvc-outputs-pvc").glob("*/report.json"))
+        report = json.loads((out_dir / "report.json").read_text())
+        assert report["steps"] == LLM_STEPS and report["weights_sha256"] == digest
+        assert (out_dir / "best" / "adapter_model.safetensors").is_file() and (out_dir / "mlflow_run_id").is_file()
 
 
 def test_elastic_lost_pod_resumes_from_checkpoint(tmp_path):

@@ -50,6 +50,16 @@ def _env_pair(value: str) -> tuple[str, str]:
     return name, val
 
 
+def _volume_pair(value: str) -> tuple[str, Path]:
+    claim, sep, folder = value.partition("=")
+    if not sep or not re.fullmatch(r"[a-z0-9]([-a-z0-9.]*[a-z0-9])?", claim) or not folder:
+        raise UsageError(f"--volume {value!r}: expected CLAIM=DIR (a PersistentVolumeClaim's name and a folder)")
+    path = Path(folder).expanduser()
+    if not path.is_dir():
+        raise UsageError(f"--volume {value}: {folder} is not a folder")
+    return claim, path.resolve()
+
+
 def _override_nproc(docs, nproc: int) -> list:
     """Processes per node, set where the operator reads it (the job object), never on a command line."""
     out = []
@@ -76,6 +86,8 @@ def main(argv=None) -> int:
     p.add_argument("--max-steps", type=int, metavar="N", help="stop training after N steps (TRAINKIT_MAX_STEPS)")
     p.add_argument("--step-sleep", type=float, metavar="S", help="sleep S seconds after each step (TRAINKIT_STEP_SLEEP)")
     p.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="extra env for every container")
+    p.add_argument("--volume", action="append", default=[], metavar="CLAIM=DIR",
+                   help="the PersistentVolumeClaim CLAIM is this folder (its data: a dataset, a model), not a new empty one")
     p.add_argument("--kill", action="append", default=[], metavar="POD[/rank=N]@WHEN[:SIG]", help="signal a pod's container or one worker")
     p.add_argument("--lose", action="append", default=[], metavar="POD@WHEN", help="lose a whole pod (its node is gone)")
     p.add_argument("--timeout", type=float, default=900.0, help="give up (Failed: Timeout) after this many seconds")
@@ -91,6 +103,7 @@ def main(argv=None) -> int:
     from ..run import faults as FAULTS
     faults = [FAULTS.parse(s, "kill") for s in args.kill] + [FAULTS.parse(s, "lose") for s in args.lose]
     extra_env = dict(_env_pair(e) for e in args.env)
+    claims = dict(_volume_pair(v) for v in args.volume)
     if args.max_steps is not None:
         extra_env["TRAINKIT_MAX_STEPS"] = str(args.max_steps)
     if args.step_sleep is not None:
@@ -137,6 +150,12 @@ def main(argv=None) -> int:
               "the merge preview can build", file=sys.stderr)
         return 2
     known = {pod.name for pod in pods}
+    used = {str(((v.get("persistentVolumeClaim") or {}).get("claimName")))
+            for pod in pods for v in pod.spec.get("volumes") or [] if isinstance(v, dict)}
+    for claim in claims:
+        if claim not in used:
+            raise UsageError(f"--volume {claim}=...: no pod of {name} mounts a claim {claim!r} "
+                             f"(claims: {', '.join(sorted(used - {'None'})) or 'none'})")
     for fault in faults:
         if fault.pod not in known:
             raise UsageError(f"{fault.spec}: no pod {fault.pod!r} in {name} (pods: {', '.join(sorted(known))})")
@@ -158,7 +177,7 @@ def main(argv=None) -> int:
     run_dir.mkdir(parents=True, exist_ok=True)
     tl = Timeline(out=None if args.quiet else sys.stdout)
     opts = Options(run_dir=run_dir.resolve(), root=ROOT, env=extra_env, timeout=args.timeout,
-                   restart_delay=args.restart_delay, faults=faults)
+                   restart_delay=args.restart_delay, faults=faults, claims=claims)
     import random
     for attempt in range(5):
         # A network of the run's own; one whose ports another run holds is traded for another.

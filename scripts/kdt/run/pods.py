@@ -260,12 +260,13 @@ class Mounts:
 
 
 def volume_folders(pod: LocalPod, c: Container, run_dir: Path, image_paths: dict[str, Path],
-                   pod_dir: Path) -> Mounts:
+                   pod_dir: Path, claims: dict[str, Path] | None = None) -> Mounts:
     """Each volumeMount of the container as a folder of the run.
 
     PersistentVolumeClaims (and a StatefulSet's claim templates) are folders every pod
     of the run shares under `volumes/`; emptyDir is a folder of the pod's own (new for a
-    recreated pod); Secrets, ConfigMaps and the rest are folders of the pod too.
+    recreated pod); Secrets, ConfigMaps and the rest are folders of the pod too. ``claims``
+    (``--volume CLAIM=DIR``) names a folder of the user's for a claim: its data, written in place.
     `/dev/...` stays as it is (the local /dev/shm serves).
     """
     vols = {str(v.get("name")): v for v in pod.spec.get("volumes") or [] if isinstance(v, dict)}
@@ -282,8 +283,11 @@ def volume_folders(pod: LocalPod, c: Container, run_dir: Path, image_paths: dict
             continue
         name = str(mount.get("name"))
         v = vols.get(name) or {}
-        if "persistentVolumeClaim" in v:
-            folder = run_dir / "volumes" / f"pvc-{(v['persistentVolumeClaim'] or {}).get('claimName')}"
+        claim = str((v.get("persistentVolumeClaim") or {}).get("claimName")) if "persistentVolumeClaim" in v else None
+        if claim is not None and claims and claim in claims:
+            folder = claims[claim]
+        elif claim is not None:
+            folder = run_dir / "volumes" / f"pvc-{claim}"
         elif name in templates:
             folder = run_dir / "volumes" / f"pvc-{name}-{pod.name}"
         else:

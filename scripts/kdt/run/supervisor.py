@@ -118,6 +118,7 @@ class Options:
     grace: float = 5.0
     success_grace: float = 60.0
     faults: list[Fault] = field(default_factory=list)
+    claims: dict[str, Path] = field(default_factory=dict)    # --volume CLAIM=DIR
 
 
 class Supervisor:
@@ -220,13 +221,16 @@ class Supervisor:
                 image_paths[home] = pod_dir / "home"
             if img.workdir:
                 image_paths.setdefault(img.workdir, pod_dir / "workdir")
-        mounts = volume_folders(p, c, o.run_dir, image_paths, pod_dir)
+        mounts = volume_folders(p, c, o.run_dir, image_paths, pod_dir, o.claims)
         env = {k: os.environ[k] for k in PASS_ENV if k in os.environ}
         # The run's wrappers, then the programs beside this Python (torchrun, ...): the local stand-in for
         # the image's Python environment; then this machine's.
         env["PATH"] = os.pathsep.join([str(o.run_dir / "bin"), str(Path(sys.executable).parent),
                                        env.get("PATH", "/usr/bin:/bin")])
         env["HOSTNAME"] = p.hostname
+        # A pod on a cluster has cores of its own; here every pod shares this machine's. Without this,
+        # each process starts a thread per core and they all contend (the manifest's own value wins).
+        env["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // max(1, len(self.pods))))
         env.update(img.env)
         env.update(container_env(p, c, self.objects))
         env.update(LOCAL_ENV)
