@@ -45,8 +45,8 @@ import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from trainkit import (ElasticSampler, Trainer, add_common_args, atomic_write, cleanup, init_distributed,  # noqa: E402
-                      log, set_determinism)
+from trainkit import (ElasticSampler, Trainer, add_common_args, atomic_write, clean_stale, cleanup,  # noqa: E402
+                      init_distributed, log, set_determinism)
 from trainkit.textdata import IGNORE, DataError, Item, JsonlIndex, TokenizedSet, check_tokenizer, collate  # noqa: E402
 from trainkit.tracking import Tracker  # noqa: E402
 
@@ -360,6 +360,8 @@ def run(args) -> int:
     out_dir = Path(args.output_dir) if args.output_dir else None
     if out_dir is not None and env.rank == 0:
         out_dir.mkdir(parents=True, exist_ok=True)
+        for stale in clean_stale(out_dir):    # exports a killed run left half-written (*.tmp-*, *.trash-*)
+            log("SETUP", rank=0, removed_stale=str(stale))
     tracker = Tracker(rank=env.rank, run_name=args.run_name, output_dir=args.output_dir,
                       params={k: v for k, v in vars(args).items() if k not in ("device",)})
     counters = {"tokens": 0, "grad_norm": None}

@@ -60,6 +60,8 @@ def check_outputs(out: Path, agent) -> dict:
 
 def test_lora_ddp_chat_packed_with_accumulation_best_report_and_mlflow(cluster, tiny_llm, tmp_path):
     out, store = tmp_path / "out" / "chat-lora", tmp_path / "mlruns"
+    stale = out / "best-step_000000001.tmp-0badc0de"            # an export a killed run left half-written
+    stale.mkdir(parents=True)
     agent = cluster.start("chat", SAMPLE, llm_args(
         tiny_llm, "chat", "--seq-len", "64", "--batch-size", "8", "--micro-batch-size", "3", "--epochs", "3",
         "--eval-every", "4", "--lr", "1e-2", "--output-dir", str(out)),
@@ -69,6 +71,7 @@ def test_lora_ddp_chat_packed_with_accumulation_best_report_and_mlflow(cluster, 
     assert setup["finetune"] == "lora" and setup["shapes"] == "messages:256" and setup["packing"] == "true"
     assert 0 < int(setup["trainable"]) < int(setup["params"])
     report = check_outputs(out, agent)
+    assert not stale.exists()
     assert report["finetune"] == "lora" and report["parallel"] == "ddp"
     assert (out / "best" / "adapter_model.safetensors").is_file() and not (out / "best" / "model.safetensors").exists()
     # MLflow: the run, its parameters, metrics per step and the best adapter as an artifact
