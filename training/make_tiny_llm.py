@@ -93,6 +93,8 @@ def build_model(tok, seed: int = 0, layers: int = 2, hidden: int = 64):
 
 def write_model(folder: Path, chat_template: bool = True, layers: int = 2, hidden: int = 64,
                 name: str = NAME) -> Path:
+    from huggingface_hub.utils import disable_progress_bars
+    disable_progress_bars()
     tok = build_tokenizer(chat_template)
     model = build_model(tok, layers=layers, hidden=hidden)
     dest = folder / name
