@@ -367,12 +367,12 @@ def run(args) -> int:
     counters = {"tokens": 0, "grad_norm": None}
     best = {"val_loss": None, "step": None, "epoch": None}
 
-    def forward_loss(batch: dict) -> tuple[torch.Tensor, int]:
+    def forward_loss(batch: dict, net=None) -> tuple[torch.Tensor, int]:
         """Sum of token losses of a micro-batch (targets shifted by one), and how many tokens carried one."""
         batch = {k: v.to(env.device) for k, v in batch.items()}
         labels = batch.pop("labels")
         with autocast():
-            logits = model(**batch, use_cache=False).logits
+            logits = (net or model)(**batch, use_cache=False).logits
         target = labels[:, 1:]
         loss = F.cross_entropy(logits[:, :-1].float().reshape(-1, logits.size(-1)), target.reshape(-1),
                                ignore_index=IGNORE, reduction="sum")
@@ -426,17 +426,10 @@ def run(args) -> int:
             for k in range(n_batches):
                 chunk = mine[k * eb:(k + 1) * eb]
                 rows = [val_set.item(j) for j in chunk] or [dummy]
-                batch = collate(rows, pad_id, row_width)
-                batch = {k2: v.to(env.device) for k2, v in batch.items()}
-                labels = batch.pop("labels")
-                with autocast():
-                    logits = net(**batch, use_cache=False).logits
-                target = labels[:, 1:]
-                loss = F.cross_entropy(logits[:, :-1].float().reshape(-1, logits.size(-1)), target.reshape(-1),
-                                       ignore_index=IGNORE, reduction="sum")
+                loss, n_tokens = forward_loss(collate(rows, pad_id, row_width), net)
                 if chunk:
                     sums[0] += loss.double()
-                    sums[1] += float((target != IGNORE).sum())
+                    sums[1] += float(n_tokens)
         net.train()
         if env.world_size > 1:
             dist.all_reduce(sums)
