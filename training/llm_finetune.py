@@ -35,7 +35,6 @@ import resource
 import shutil
 import sys
 import time
-import uuid
 from contextlib import nullcontext
 from pathlib import Path
 
@@ -47,6 +46,7 @@ import torch.nn.functional as F  # noqa: E402
 
 from trainkit import (ElasticSampler, Trainer, add_common_args, atomic_write, clean_stale, cleanup,  # noqa: E402
                       init_distributed, log, set_determinism)
+from trainkit.checkpoint import fsync_dir, swap_in, tmp_sibling  # noqa: E402
 from trainkit.textdata import IGNORE, DataError, Item, JsonlIndex, TokenizedSet, check_tokenizer, collate  # noqa: E402
 from trainkit.tracking import Tracker  # noqa: E402
 
@@ -237,8 +237,9 @@ def make_scheduler(optimizer, total_steps: int, warmup: int, min_ratio: float):
 
 
 # -- outputs --------------------------------------------------------------------
-def export_model(model, raw, tokenizer, env, mode: str, dest: Path, meta: dict) -> None:
-    """The model (full) or adapter (LoRA) with its tokenizer, written into ``dest`` atomically.
+def export_model(model, raw, tokenizer, env, mode: str, dest: Path, meta_name: str, meta: dict) -> None:
+    """The model (full) or adapter (LoRA) with its tokenizer and ``<meta_name>.json``, written into ``dest``
+    atomically (trainkit's tmp folder + swap).
 
     A collective under FSDP (the full state is gathered to rank 0); rank 0 writes.
     """
@@ -248,32 +249,33 @@ def export_model(model, raw, tokenizer, env, mode: str, dest: Path, meta: dict) 
         state = get_model_state_dict(model, options=StateDictOptions(full_state_dict=True, cpu_offload=True))
     if env.rank != 0:
         return
-    tmp = dest.with_name(f"{dest.name}.tmp-{uuid.uuid4().hex[:8]}")
+    tmp = tmp_sibling(dest)
     tmp.mkdir(parents=True)
     raw.save_pretrained(tmp, state_dict=state) if state is not None else raw.save_pretrained(tmp)
     tokenizer.save_pretrained(tmp)
-    (tmp / f"{dest.name.split('-')[0]}.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+    (tmp / f"{meta_name}.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
     for f in tmp.iterdir():
         with open(f, "rb") as fh:
             os.fsync(fh.fileno())
-    if dest.exists():
-        trash = dest.with_name(f"{dest.name}.trash-{uuid.uuid4().hex[:8]}")
-        os.rename(dest, trash)
-        shutil.rmtree(trash, ignore_errors=True)
-    os.rename(tmp, dest)
+    fsync_dir(tmp)
+    swap_in(tmp, dest)
 
 
 def publish_best(out: Path, step: int) -> Path:
     """Point ``out/best`` at ``best-step_N`` (an atomic symlink swap) and drop older best folders."""
     target = f"best-step_{step:09d}"
     link = out / BEST_LINK
-    tmp_link = out / f".{BEST_LINK}.tmp-{uuid.uuid4().hex[:8]}"
+    tmp_link = tmp_sibling(out / f".{BEST_LINK}")
     os.symlink(target, tmp_link)
     os.replace(tmp_link, link)
     for old in out.glob("best-step_*"):
         if old.name != target and ".tmp-" not in old.name:
             shutil.rmtree(old, ignore_errors=True)
     return out / target
+
+
+def ceil_div(a: int, b: int) -> int:
+    return -(-a // b)
 
 
 def peak_memory_bytes(device: torch.device) -> int:
@@ -386,8 +388,8 @@ def run(args) -> int:
 
     def step_fn(batch):
         mb = args.micro_batch_size
-        share = -(-batch.global_count // env.world_size)      # the largest rank's share this step
-        n_micro = max(1, -(-share // mb))                     # equal on every rank (FSDP gathers per forward)
+        share = ceil_div(batch.global_count, env.world_size)  # the largest rank's share this step
+        n_micro = max(1, ceil_div(share, mb))                 # equal on every rank (FSDP gathers per forward)
         items = {j: train_set.item(j) for j in batch.indices}
         tokens = torch.tensor([float(sum(it.loss_tokens for it in items.values()))], dtype=torch.float64,
                               device=env.device)
@@ -420,7 +422,7 @@ def run(args) -> int:
         net.eval()
         mine = list(range(env.rank, len(val_set), env.world_size))
         eb = args.eval_batch_size
-        n_batches = max(1, -(-(-(-len(val_set) // env.world_size)) // eb))
+        n_batches = max(1, ceil_div(ceil_div(len(val_set), env.world_size), eb))   # equal on every rank
         sums = torch.zeros(2, dtype=torch.float64, device=env.device)
         with torch.no_grad():
             for k in range(n_batches):
@@ -444,7 +446,7 @@ def run(args) -> int:
             if out_dir is not None:
                 meta = {"step": trainer.step, "epoch": epoch, "val_loss": val_loss, "val_ppl": ppl,
                         "finetune": args.finetune, "base_model": model_src}
-                export_model(model, raw, tokenizer, env, mode, out_dir / f"best-step_{trainer.step:09d}", meta)
+                export_model(model, raw, tokenizer, env, mode, out_dir / f"best-step_{trainer.step:09d}", "best", meta)
                 if env.rank == 0:
                     publish_best(out_dir, trainer.step)
         fields.update(best_val_loss=round(best["val_loss"], 6), best_step=best["step"], improved=improved)
@@ -478,7 +480,7 @@ def run(args) -> int:
     final_meta = {"step": result.step, "epoch": result.epoch, "train_loss": result.final_loss,
                   "finetune": args.finetune, "base_model": model_src}
     if out_dir is not None:
-        export_model(model, raw, tokenizer, env, mode, out_dir / "final", final_meta)
+        export_model(model, raw, tokenizer, env, mode, out_dir / "final", "final", final_meta)
     if env.rank == 0:
         report = {
             "run": args.run_name, "model": model_src, "finetune": args.finetune, "parallel": mode,

@@ -22,6 +22,7 @@ few dozen steps: its validation loss falls well below the random start. For test
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import random
 import sys
@@ -101,6 +102,23 @@ def write_model(folder: Path, chat_template: bool = True, layers: int = 2, hidde
     model.save_pretrained(dest)
     tok.save_pretrained(dest)
     return dest
+
+
+def ensure(root: Path, *, shapes: tuple[str, ...], name: str = NAME, no_template: bool = False) -> Path:
+    """Build ``root/models/<name>`` and ``root/data-<shape>/`` (256 train, 32 val records) once, however many
+    processes ask at the same time (a lock file beside ``root``; ``root/READY`` when done)."""
+    root = Path(root)
+    root.parent.mkdir(parents=True, exist_ok=True)
+    with open(root.with_name(root.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (root / "READY").exists():
+            write_model(root / "models", name=name)
+            if no_template:
+                write_model(root / "models-no-template", chat_template=False, name=name)
+            for shape in shapes:
+                write_data(root / f"data-{shape}", shape, 256, 32)
+            (root / "READY").write_text("ok")
+    return root
 
 
 def main(argv=None) -> int:

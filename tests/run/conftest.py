@@ -1,7 +1,6 @@
 """Fixtures of tests/run; helpers live in run_support.py, importable by name."""
 from __future__ import annotations
 
-import fcntl
 import os
 import sys
 
@@ -20,11 +19,5 @@ def llm_volumes(tmp_path_factory) -> list[str]:
     base = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         base = base.parent
-    root = base / "kdt-run-llm"
-    with open(base / "kdt-run-llm.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (root / "READY").exists():
-            mk.write_data(root / "data", "mixed", 256, 32)
-            mk.write_model(root / "models", name="base")
-            (root / "READY").write_text("ok")
-    return ["--volume", f"datasets-pvc={root / 'data'}", "--volume", f"models-pvc={root / 'models'}"]
+    root = mk.ensure(base / "kdt-run-llm", shapes=("mixed",), name="base")
+    return ["--volume", f"datasets-pvc={root / 'data-mixed'}", "--volume", f"models-pvc={root / 'models'}"]

@@ -67,15 +67,7 @@ def tiny_llm(shared_dir):
     per session, shared by the xdist workers."""
     import make_tiny_llm as mk
 
-    root = shared_dir / "tiny-llm"
-    with open(shared_dir / "tiny-llm.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        done = root / "READY"
-        if not done.exists():
-            mk.write_model(root / "models")
-            mk.write_model(root / "models-no-template", chat_template=False)
-            for shape in ("chat", "prompt", "text"):
-                mk.write_data(root / f"data-{shape}", shape, 256, 32)
-            done.write_text("ok")
+    shapes = ("chat", "prompt", "text")
+    root = mk.ensure(shared_dir / "tiny-llm", shapes=shapes, no_template=True)
     return {"model": root / "models" / mk.NAME, "model_no_template": root / "models-no-template" / mk.NAME,
-            "data": {s: root / f"data-{s}" for s in ("chat", "prompt", "text")}}
+            "data": {s: root / f"data-{s}" for s in shapes}}

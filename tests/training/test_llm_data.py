@@ -4,6 +4,7 @@ the logits of a record inside a packed row equal its logits alone), padding."""
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 import torch
@@ -96,7 +97,7 @@ def test_truncation_keeps_the_first_tokens(tok):
 
 
 def test_a_tokenizer_without_chat_template_is_refused_for_chat_data(tmp_path):
-    path = write_lines(tmp_path / "train.jsonl", ['{"text": "one two"}', json.dumps(mk.record(__import__("random").Random(1), "chat"))])
+    path = write_lines(tmp_path / "train.jsonl", ['{"text": "one two"}', json.dumps(mk.record(random.Random(1), "chat"))])
     with pytest.raises(DataError) as err:
         check_tokenizer(mk.build_tokenizer(chat_template=False), JsonlIndex(path), "/models/x")
     msg = str(err.value)
@@ -117,7 +118,6 @@ def test_an_empty_tokenizer_is_refused(tmp_path):
 
 # -- packing and padding ---------------------------------------------------------
 def mixed_file(tmp_path, n=40):
-    import random
     rng = random.Random(3)
     return write_lines(tmp_path / "train.jsonl", [json.dumps(mk.record(rng, "mixed")) for _ in range(n)])
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from training_harness import PYTHON, TRAINING, base_env, final_result
+from trainkit.log import parse_line
 from test_training_recovery import (FIXED_CONF, assert_resumes_were_complete, elastic_pair, finish,
                                     first_resume_after, last_step_before, signal_worker, wait_train_step)
 
@@ -107,8 +108,7 @@ def test_full_finetune_on_fsdp2_prompt_completion_padded(cluster, tiny_llm, tmp_
 def test_text_worker_killed_mid_epoch_resumes_mid_epoch_bit_identical(cluster, baseline, tiny_llm, tmp_path):
     args = llm_args(tiny_llm, "text", *KILL_ARGS)
     ref = baseline(SAMPLE, args)
-    ref_evals = [e for e in (__import__("trainkit.log", fromlist=["parse_line"]).parse_line(line)
-                             for line in ref["_log"].splitlines()) if e and e[0] in ("EVAL", "EPOCH")]
+    ref_evals = [e for e in map(parse_line, ref["_log"].splitlines()) if e and e[0] in ("EVAL", "EPOCH")]
     losses = [float(f["val_loss"]) for _, f in ref_evals]
     assert len(losses) >= 3 and losses[-1] < losses[0] - 0.05, losses       # the text shape learns too
     agents = elastic_pair(cluster, SAMPLE, args, tmp_path / "ck", FIXED_CONF)

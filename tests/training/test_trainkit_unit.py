@@ -73,6 +73,23 @@ def test_crash_during_save_leaves_previous_checkpoint_as_latest(tmp_path, stage)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["step_000000010"]
 
 
+def test_clean_stale_removes_tmp_folders_and_links_and_swap_in_replaces(tmp_path):
+    keep = tmp_path / "best-step_000000020"
+    keep.mkdir()
+    half = ck.tmp_sibling(tmp_path / "best-step_000000030")
+    half.mkdir()
+    link = ck.tmp_sibling(tmp_path / ".best")
+    link.symlink_to(keep.name)                    # a symlink swap cut short: remove the link, not its target
+    removed = ck.clean_stale(tmp_path)
+    assert sorted(p.name for p in removed) == sorted([half.name, link.name])
+    assert sorted(p.name for p in tmp_path.iterdir()) == [keep.name]
+    new = ck.tmp_sibling(keep)
+    new.mkdir()
+    (new / "x").write_text("new")
+    ck.swap_in(new, keep)
+    assert (keep / "x").read_text() == "new" and sorted(p.name for p in tmp_path.iterdir()) == [keep.name]
+
+
 def test_crash_after_rename_means_checkpoint_is_complete(tmp_path):
     _save(tmp_path, 10)
     assert _crash_in_child(tmp_path, 20, "renamed") == 9

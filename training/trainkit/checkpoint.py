@@ -181,7 +181,7 @@ def clean_stale(root: Path) -> list[Path]:
         return removed
     for entry in root.iterdir():
         if TMP_TAG in entry.name or TRASH_TAG in entry.name:
-            if entry.is_dir():
+            if entry.is_dir() and not entry.is_symlink():
                 shutil.rmtree(entry, ignore_errors=True)
             else:
                 entry.unlink(missing_ok=True)
@@ -203,6 +203,22 @@ def prune(root: Path, keep_last: int) -> list[Path]:
     if removed:
         fsync_dir(Path(root))
     return removed
+
+
+def tmp_sibling(final: Path) -> Path:
+    """Where to write ``final`` before it is swapped in (``clean_stale`` removes what a crash leaves)."""
+    return final.with_name(final.name + TMP_TAG + uuid.uuid4().hex[:8])
+
+
+def swap_in(tmp_dir: Path, final_dir: Path) -> None:
+    """Put the finished folder ``tmp_dir`` at ``final_dir``: an existing one is renamed away (to a
+    ``*.trash-*`` name, never a resume candidate) and deleted, then ``tmp_dir`` renamed into place."""
+    if final_dir.exists():
+        trash = final_dir.with_name(final_dir.name + TRASH_TAG + uuid.uuid4().hex[:8])
+        os.rename(final_dir, trash)
+        shutil.rmtree(trash, ignore_errors=True)
+    os.rename(tmp_dir, final_dir)
+    fsync_dir(final_dir.parent)
 
 
 def publish(tmp_dir: Path, final_dir: Path, meta: dict, digests: dict[str, str] | None = None,
@@ -231,11 +247,7 @@ def publish(tmp_dir: Path, final_dir: Path, meta: dict, digests: dict[str, str] 
         if ok:
             shutil.rmtree(tmp_dir, ignore_errors=True)
             return
-        trash = final_dir.with_name(final_dir.name + TRASH_TAG + uuid.uuid4().hex[:8])
-        os.rename(final_dir, trash)
-        shutil.rmtree(trash, ignore_errors=True)
-    os.rename(tmp_dir, final_dir)
-    fsync_dir(final_dir.parent)
+    swap_in(tmp_dir, final_dir)
     if fault_hook:
         fault_hook("renamed")
 

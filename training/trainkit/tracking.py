@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .checkpoint import atomic_write
 from .log import log
 
 URI_ENV = "MLFLOW_TRACKING_URI"
@@ -48,7 +49,6 @@ class Tracker:
                 mlflow.log_params({k: str(v)[:500] for k, v in params.items()})
                 if id_file is not None:
                     id_file.parent.mkdir(parents=True, exist_ok=True)
-                    from .checkpoint import atomic_write
                     atomic_write(id_file, run.info.run_id.encode())
             self.run_id = run.info.run_id
             self._mlflow = mlflow
