@@ -117,10 +117,10 @@ def decoded_blocks(fh: IO[bytes], name: str, problems: list[Finding]) -> Iterato
 
 
 def _window(args) -> tuple[list[Finding], int, list[Entry]]:
-    window, file, k8s, trainer, ignore_missing, inventory = args
+    window, file, k8s, trainer, ignore_missing, inventory, crds = args
     docs, problems = load_parts(window, file, check_keys=False)
     found = problems + validate_documents(docs, kubernetes_version=k8s, trainer_version=trainer,
-                                          ignore_missing_schemas=ignore_missing)
+                                          ignore_missing_schemas=ignore_missing, crds=crds)
     entries = [Entry(d.file, d.index, d.kind, d.name, d.target, d.prefix) for d in docs] if inventory else []
     return found, len(docs), entries
 
@@ -140,13 +140,13 @@ def _windows(blocks: Iterator[str], first: int = WINDOW) -> Iterator[list]:
 
 def validate_stream(lines: Iterator[str], file: str, kubernetes_version: str, trainer_version: str,
                     ignore_missing_schemas: bool = False, inventory: bool = False,
-                    size_hint: int = 0) -> tuple[list[Finding], int, list[Entry]]:
+                    size_hint: int = 0, crds: tuple[str, ...] = ()) -> tuple[list[Finding], int, list[Entry]]:
     """Every finding of a stream, the number of documents, and (inventory=True) a light record of each."""
     findings: list[Finding] = []
     entries: list[Entry] = []
     count = 0
     jobs = min(os.cpu_count() or 1, MAX_JOBS)
-    opts = (file, kubernetes_version, trainer_version, ignore_missing_schemas, inventory)
+    opts = (file, kubernetes_version, trainer_version, ignore_missing_schemas, inventory, tuple(crds))
     if jobs < 2 or size_hint < PARALLEL_FROM:
         for window in _windows(lines):
             f, n, e = _window((window, *opts))

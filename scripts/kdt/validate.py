@@ -136,17 +136,22 @@ def _identity(doc: Document, registry: schemas.Registry, ignore_missing: bool) -
         return None, [doc.finding(RULE, f"apiVersion {av!r} is not served for kind {kind}; "
                                         f"expected {' or '.join(served)}", ["apiVersion"])]
     level = WARNING if ignore_missing else ERROR
-    hint = "" if ignore_missing else " (--ignore-missing-schemas makes this a warning)"
+    hint = (" (--crd names the CustomResourceDefinitions of other operators"
+            + ("" if ignore_missing else "; --ignore-missing-schemas makes this a warning") + ")")
     return None, [doc.finding(RULE, f"no schema for kind {kind} ({av}) in Kubernetes {registry.kubernetes_version}, "
-                                    f"Trainer {registry.trainer_version}, Training Operator, JobSet or Argo CD{hint}",
+                                    f"Trainer {registry.trainer_version}, Training Operator, JobSet or Argo CD"
+                                    f"{' or the CRDs named' if registry.crds else ''}{hint}",
                               ["kind"], level=level)]
 
 
 def validate_documents(docs: Iterable[Document], kubernetes_version: str = versions.KUBERNETES_DEFAULT,
                        trainer_version: str = versions.TRAINER_DEFAULT,
-                       ignore_missing_schemas: bool = False) -> list[Finding]:
-    """Every schema finding of every document (documents that are not mappings are the loader's findings)."""
-    registry = schemas.registry(schemas.kubernetes_version(kubernetes_version), schemas.trainer_version(trainer_version))
+                       ignore_missing_schemas: bool = False, crds: tuple[str, ...] = ()) -> list[Finding]:
+    """Every schema finding of every document (documents that are not mappings are the loader's findings).
+
+    `crds`: files and folders of CustomResourceDefinitions whose kinds get schemas too (kdt.schemas.crds)."""
+    registry = schemas.registry(schemas.kubernetes_version(kubernetes_version), schemas.trainer_version(trainer_version),
+                                tuple(crds))
     findings: list[Finding] = []
     for doc in docs:
         if not isinstance(doc.data, dict):

@@ -190,3 +190,42 @@ def test_render_failure_exits_2(validate_cli, tmp_path):
     (folder / "kustomization.yaml").write_text("resources:\n  - missing.yaml\n")
     code, out, _ = validate_cli(folder)
     assert code == 2 and "error [render]" in out and "kustomize failed" in out
+
+
+def test_crd_gives_other_operators_kinds_a_schema(validate_cli):
+    objects, crd = f"{F}/crd-widgets-objects.yaml", f"{F}/crd-widgets.yaml"
+    code, out, _ = validate_cli(objects)
+    assert code == 1 and out.count("no schema for kind Widget") == 4 and "--crd" in out
+    code, out, err = validate_cli("--crd", crd, objects, "-o", "json")
+    assert code == 1 and err == ""
+    found = json.loads(out)["findings"]
+    got = sorted((f["doc"], f["path"], f["message"].split(" (")[0]) for f in found)
+    assert got == [
+        (1, "metadata.lables", "unknown field 'lables'"),
+        (1, "spec", "missing required field 'size'"),
+        (1, "spec.mode", "\"Slow\" is not one of: \"Fast\", \"Safe\""),
+        (1, "spec.parts[0]", "missing required field 'name'"),
+        (1, "spec.parts[0].nam", "unknown field 'nam'"),
+        (1, "spec.quota", "\"lots\" does not match \"^[0-9]+(m|Gi)?$\""),
+        (1, "spec.sise", "unknown field 'sise'"),
+        (3, "apiVersion", "apiVersion 'example.com/v1alpha1' is not served for kind Widget; expected "
+                          "example.com/v1 or example.com/v1beta1"),
+    ]
+    assert all(f["line"] for f in found)
+    assert next(f for f in found if f["path"] == "spec.sise")["line"] == 24
+    # a folder of CRDs works as well as the file; the project's own schemas still win for their kinds
+    code, out, _ = validate_cli("--crd", str(FIXTURES / "crd-widgets.yaml"), f"{F}/pytorchjob-errors.yaml")
+    assert code == 1 and "maxReplica" in out
+
+
+def test_crd_usage_errors_are_one_line(validate_cli, tmp_path):
+    code, out, err = validate_cli("--crd", str(tmp_path / "absent"), f"{F}/pytorchjob-valid.yaml")
+    assert code == 2 and out == "" and len(err.strip().splitlines()) == 1 and "absent: no such file" in err
+    empty = tmp_path / "x.yaml"
+    empty.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
+    code, _, err = validate_cli("--crd", str(empty), f"{F}/pytorchjob-valid.yaml")
+    assert code == 2 and "no CustomResourceDefinition" in err and "Traceback" not in err
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("apiVersion: apiextensions.k8s.io/v1\nkind: [\n")
+    code, _, err = validate_cli("--crd", str(broken), f"{F}/pytorchjob-valid.yaml")
+    assert code == 2 and "broken.yaml:" in err and "Traceback" not in err

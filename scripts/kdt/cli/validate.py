@@ -9,7 +9,10 @@ Schemas: Kubernetes kinds from kubernetes-validate's strict schemas (unknown
 fields are errors); PyTorchJob (kubeflow.org/v1, Training Operator 1.9.4);
 TrainJob, TrainingRuntime, ClusterTrainingRuntime (trainer.kubeflow.org/v1alpha1)
 and JobSet (jobset.x-k8s.io/v1alpha2) of Trainer 2.1 or 2.3; Argo CD Application
-and ApplicationSet (argoproj.io/v1alpha1).
+and ApplicationSet (argoproj.io/v1alpha1). Other operators' kinds (Kueue,
+Volcano, the scheduler-plugins, ...) from the CustomResourceDefinitions named
+by --crd: unknown fields, types, enums, patterns and required fields as the
+CRD's schema says (not its CEL rules); the project's own schemas win.
 
 Trainer version of each target: --trainer-version when given (for every
 target); otherwise the target's own marker, a comment line
@@ -55,9 +58,16 @@ def main(argv=None) -> int:
                         f"(default: each target's `# kdt:trainer-version=X.Y` marker, else {versions.TRAINER_DEFAULT})")
     p.add_argument("--ignore-missing-schemas", action="store_true",
                    help="a kind without a schema is a warning instead of an error")
+    p.add_argument("--crd", action="append", default=[], metavar="PATH",
+                   help="a file or folder of CustomResourceDefinitions (another operator's: Kueue, Volcano, ...): "
+                        "their kinds are validated against the CRDs' schemas (repeatable)")
     add_output_args(p)
     args = p.parse_args(argv)
     k8s = schemas.kubernetes_version(args.kubernetes_version)
+    crds = tuple(args.crd)
+    if crds:
+        from ..schemas import crds as crd_schemas
+        crd_schemas.load(crds)         # a usage error (one line, exit 2) before anything is validated
 
     tlist = targets.resolve(args.paths)
     findings: list[F.Finding] = []
@@ -71,7 +81,7 @@ def main(argv=None) -> int:
             trainer = args.trainer_version or target_trainer_version(t, head[:targets.MARKER_SPAN]) \
                 or versions.TRAINER_DEFAULT
             found, n, entries = validate_stream(lines, t.name, k8s, trainer, args.ignore_missing_schemas,
-                                                inventory=args.format == "junit", size_hint=size)
+                                                inventory=args.format == "junit", size_hint=size, crds=crds)
             problems += found
             if n == 0 and not problems and not t.in_folder and is_blank(head):
                 problems.append(F.Finding(F.ERROR, "input", "the input holds no Kubernetes object", t.name))
@@ -83,7 +93,7 @@ def main(argv=None) -> int:
         findings.extend(rendered.findings)
         trainer = args.trainer_version or target_trainer_version(t) or versions.TRAINER_DEFAULT
         findings.extend(validate_documents(rendered.documents, kubernetes_version=k8s, trainer_version=trainer,
-                                           ignore_missing_schemas=args.ignore_missing_schemas))
+                                           ignore_missing_schemas=args.ignore_missing_schemas, crds=crds))
         ndocs += len(rendered.documents)
         inventory.extend(rendered.documents)
     with output(args.output) as out:

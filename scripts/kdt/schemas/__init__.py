@@ -228,15 +228,19 @@ class KindSchema:
 class Registry:
     """Schemas for one (Kubernetes version, Trainer version)."""
 
-    def __init__(self, kubernetes_version: str, trainer_version: str):
+    def __init__(self, kubernetes_version: str, trainer_version: str, crds: tuple[str, ...] = ()):
         self.kubernetes_version = kubernetes_version
         self.trainer_version = trainer_version
+        self.crds = crds
         self._compiled: dict = {}
 
     @functools.cached_property
     def pools(self) -> list[Pool]:
         # The Kubeflow pool first: its kinds win; its `kubernetes:` references land in the Kubernetes pool.
-        return [kubeflow_pool(self.trainer_version), kubernetes_pool(self.kubernetes_version)]
+        # The CRDs the user named (kdt.schemas.crds) last: the project's own schemas of a kind win.
+        from . import crds
+        extra = list(crds.load(self.crds)) if self.crds else []
+        return [kubeflow_pool(self.trainer_version), kubernetes_pool(self.kubernetes_version), *extra]
 
     def definition(self, api_version: str, kind: str) -> tuple[Pool, str] | None:
         for pool in self.pools:
@@ -264,7 +268,13 @@ class Registry:
         ks = None
         if found is not None:
             pool, name = found
-            schema = closure(name, self.pools if pool is self.pools[0] else [pool])
+            if pool is self.pools[0]:
+                reach = self.pools
+            elif pool is self.pools[1]:
+                reach = [pool]
+            else:                              # a CRD's: its metadata is Kubernetes' ObjectMeta
+                reach = [pool, self.pools[1]]
+            schema = closure(name, reach)
             validator = jsonschema_rs.validator_for(schema)
             ks = KindSchema(api_version, kind, pool.name, schema, validator)
         self._compiled[key] = ks
@@ -272,5 +282,5 @@ class Registry:
 
 
 @functools.lru_cache(maxsize=None)
-def registry(kubernetes_version: str, trainer_version: str) -> Registry:
-    return Registry(kubernetes_version, trainer_version)
+def registry(kubernetes_version: str, trainer_version: str, crds: tuple[str, ...] = ()) -> Registry:
+    return Registry(kubernetes_version, trainer_version, crds)
