@@ -239,3 +239,124 @@ def test_tensorflow_rules_are_quiet_on_the_shipped_runtime_and_torch_jobs():
     for overlay in ("tensorflow", "fsdp-trainer-2.3", "ddp"):
         r = render(T.Target(f"overlays/{overlay}", T.KUSTOMIZE, T.ROOT / "overlays" / overlay))
         assert [f for f in lint_documents(r.documents) if f.rule.startswith("tf-")] == []
+
+
+def _lint_with(tmp_path, text, rule_id, **options):
+    from kdt.lint.config import Config
+    path = tmp_path / "x.yaml"
+    path.write_text(text)
+    docs, problems = load_paths([str(path)])
+    assert not problems
+    config = Config(rule_options={rule_id: options}) if options else None
+    return [f for f in lint_documents(docs, trainer_version="2.3", config=config) if f.rule == rule_id]
+
+
+_STS = """apiVersion: apps/v1
+kind: StatefulSet
+metadata: {{name: train, namespace: ml}}
+spec:
+  serviceName: rdzv
+  replicas: {replicas}
+  podManagementPolicy: Parallel
+  selector: {{matchLabels: {{app: train}}}}
+  template:
+    metadata: {{labels: {{app: train}}}}
+    spec:
+      containers:
+        - name: trainer
+          image: ghcr.io/example/trainer:1.0
+          command: {command}
+          env: {env}
+"""
+
+
+def test_join_timeout_reads_settings_and_node_count_as_torchrun_does(tmp_path):
+    from kdt.lint.rules.rendezvous_join_timeout import formation_seconds, MEASURED
+    rule = "rendezvous-join-timeout"
+    base = '[torchrun, --rdzv-backend=c10d, "--rdzv-conf=join_timeout=100", /app/train.py]'
+    (f,) = _lint_with(tmp_path, _STS.format(replicas=64, command=base, env="[]"), rule)
+    assert f.path == "spec.template.spec.containers[0].command[2]" and "64 nodes" in f.message
+    # --nnodes wins over replicas; the maximum of MIN:MAX counts
+    many = base.replace("/app/train.py", "--nnodes=2:128, /app/train.py")
+    assert "128 nodes" in _lint_with(tmp_path, _STS.format(replicas=2, command=many, env="[]"), rule)[0].message
+    # PET_RDZV_CONF when the command line has no --rdzv-conf; a long enough timeout is clean
+    env = '[{name: PET_RDZV_CONF, value: "join_timeout=30"}]'
+    plain = "[torchrun, --rdzv-backend=c10d, /app/train.py]"
+    (f,) = _lint_with(tmp_path, _STS.format(replicas=8, command=plain, env=env), rule)
+    assert f.path == "spec.template.spec.containers[0].env"
+    long_enough = int(formation_seconds(64) + 180) + 1
+    ok = base.replace("join_timeout=100", f"join_timeout={long_enough}")
+    assert _lint_with(tmp_path, _STS.format(replicas=64, command=ok, env="[]"), rule) == []
+    # the allowance is an option; values the manifest does not spell out are not guessed
+    assert bool(_lint_with(tmp_path, _STS.format(replicas=8, command=base, env="[]"), rule,
+                           pod_start_allowance_seconds=1)) == (formation_seconds(8) + 1 > 100)
+    shell = base.replace("join_timeout=100", "join_timeout=$(JOIN)")
+    assert _lint_with(tmp_path, _STS.format(replicas=64, command=shell, env="[]"), rule) == []
+    var = many.replace("--nnodes=2:128", '"--nnodes=${NNODES}"')
+    assert _lint_with(tmp_path, _STS.format(replicas=64, command=var, env="[]"), rule) == []
+    # the figures are measured ones, rising with the count
+    counts = sorted(MEASURED)
+    assert counts[0] >= 2 and all(MEASURED[a] < MEASURED[b] for a, b in zip(counts, counts[1:]))
+    assert formation_seconds(counts[-1] * 2) > MEASURED[counts[-1]]
+
+
+def test_join_timeout_static_rendezvous_of_a_trainjob(tmp_path):
+    job = """apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: torch}
+spec:
+  mlPolicy: {numNodes: 1, torch: {}}
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+            spec:
+              template:
+                spec:
+                  containers:
+                    - {name: node, image: ghcr.io/example/trainer:1.0}
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: big}
+spec:
+  runtimeRef: {name: torch}
+  trainer:
+    numNodes: 64
+    command: [torchrun, "--rdzv-conf=timeout=%s", /app/train.py]
+"""
+    (f,) = _lint_with(tmp_path, job % 60, "rendezvous-join-timeout")
+    assert f.path == "spec.trainer.command[1]" and "timeout=60" in f.message and "64 nodes" in f.message
+    assert _lint_with(tmp_path, job % 1800, "rendezvous-join-timeout") == []
+
+
+def test_env_size_counts_config_maps_secrets_and_the_total(tmp_path):
+    import base64
+    rule = "pod-env-size"
+    big = "h" * 140_000
+    cm = f"""apiVersion: v1
+kind: ConfigMap
+metadata: {{name: settings, namespace: ml}}
+data: {{HOSTS: "{big}", SMALL: x}}
+---
+"""
+    from_cm = _STS.format(replicas=2, command="[python3, /app/train.py]", env="[]").replace(
+        "          env: []", "          envFrom: [{configMapRef: {name: settings}}]")
+    (f,) = _lint_with(tmp_path, cm + from_cm, rule)
+    assert "env HOSTS is 140,006 bytes" in f.message and f.path == "spec.template.spec.containers[0].envFrom[0]"
+    # the same ConfigMap in another namespace is not the one the pod reads: nothing is guessed
+    assert _lint_with(tmp_path, cm.replace("namespace: ml", "namespace: other") + from_cm, rule) == []
+    secret = (f"apiVersion: v1\nkind: Secret\nmetadata: {{name: s, namespace: ml}}\n"
+              f"data: {{k: {base64.b64encode(big.encode()).decode()}}}\n---\n")
+    ref = _STS.format(replicas=2, command="[python3, /app/train.py]",
+                      env="[{name: K, valueFrom: {secretKeyRef: {name: s, key: k}}}]")
+    assert len(_lint_with(tmp_path, secret + ref, rule)) == 1
+    assert _lint_with(tmp_path, ref, rule) == []          # the Secret is not in the stream
+    # many values under the per-string limit that together pass a quarter of the stack limit
+    env = "[" + ", ".join(f'{{name: V{i}, value: "{"v" * 60_000}"}}' for i in range(3)) + "]"
+    text = _STS.format(replicas=2, command="[python3, /app/train.py]", env=env)
+    assert _lint_with(tmp_path, text, rule) == []         # 180 kB < 2 MiB
+    (f,) = _lint_with(tmp_path, text, rule, stack_limit_bytes=512 * 1024)
+    assert "refuses more than 131,072" in f.message    # the kernel never goes below 32 pages

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import re
 
-from ..pods import as_int, command_line
-from ._util import d, lst
+from ..pods import as_int, command_line, runtime_for
+from ._util import d, lst, replica_specs
 
 _RESTART_FLAGS = ("--max-restarts", "--max_restarts")
 _BACKEND_FLAGS = ("--rdzv-backend", "--rdzv_backend")
@@ -92,3 +92,77 @@ def image_torch_version(image: str) -> tuple[int, int] | None:
     image = str(image or "").split("@")[0]
     m = _OFFICIAL.match(image) or _TAGGED.search(image)
     return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+_REF = re.compile(r"\$(?:\{(\w+)\}|\((\w+)\)|(\w+))")
+
+
+def expand_env(text: str, c: dict) -> str:
+    """`${NAME}`, `$(NAME)` and `$NAME` replaced by the container's literal env value (others kept)."""
+    def one(m):
+        value = env_value(c, next(g for g in m.groups() if g))
+        return str(value) if value is not None else m.group(0)
+    return _REF.sub(one, str(text))
+
+
+def _conf(text) -> dict[str, str]:
+    out = {}
+    for part in str(text or "").split(","):
+        k, eq, v = part.partition("=")
+        if eq:
+            out[k.strip()] = v.strip()
+    return out
+
+
+def rdzv_settings(doc, c: dict) -> tuple[dict[str, str], str]:
+    """The rendezvous settings torchrun gets (`--rdzv-conf`, else PET_RDZV_CONF, else a PyTorchJob's
+    elasticPolicy.rdzvConf, which the operator passes as PET_RDZV_CONF), and where they come from."""
+    cmd = command_line(c)
+    value = flag(cmd, ("--rdzv-conf", "--rdzv_conf"))
+    if value is not None:
+        return _conf(expand_env(value, c)), "--rdzv-conf"
+    value = env_value(c, "PET_RDZV_CONF")
+    if value is not None:
+        return _conf(value), "PET_RDZV_CONF"
+    if doc.kind == "PyTorchJob":
+        pairs = {str(d(p).get("key")): str(d(p).get("value")) for p in lst(doc.get(("spec", "elasticPolicy", "rdzvConf")))}
+        if pairs:
+            return pairs, "elasticPolicy.rdzvConf"
+    return {}, ""
+
+
+def node_count(doc, c: dict, replicas: int | None, pool) -> int | None:
+    """The most nodes the rendezvous waits for: `--nnodes` (MAX of MIN:MAX), PET_NNODES, else the
+    workload's (a PyTorchJob's sum of replicas or elasticPolicy.maxReplicas, a TrainJob's numNodes,
+    the pod template's replicas); None for a value the manifest does not spell out."""
+    raw = flag(command_line(c), ("--nnodes",)) or env_value(c, "PET_NNODES")
+    if raw is not None:
+        raw = expand_env(raw, c)                 # ${NNODES} of a literal env NNODES
+        n = as_int(str(raw).split(":")[-1])
+        if n is not None:
+            return n
+        if not str(raw).startswith("$(PET_NNODES"):
+            return None                          # a shell variable: not guessed
+    if doc.kind == "PyTorchJob":
+        top = as_int(doc.get(("spec", "elasticPolicy", "maxReplicas")))
+        return top or sum(as_int(d(r).get("replicas", 1)) or 0 for r in replica_specs(doc).values())
+    if doc.kind == "TrainJob":
+        n = as_int(doc.get(("spec", "trainer", "numNodes")))
+        if n is None:
+            runtime = runtime_for(doc, pool)
+            n = as_int(runtime.get(("spec", "mlPolicy", "numNodes"))) if runtime is not None else None
+        return n
+    return replicas
+
+
+def setting_path(path: tuple, c: dict, key: str) -> tuple:
+    """Where `key=` is written: the command or args word (a `sh -c` script as a whole), else the literal
+    env value a `$(VAR)` of the command line brings in, else the command."""
+    for part in ("command", "args"):
+        for i, word in enumerate(lst(c.get(part))):
+            if f"{key}=" in str(word):
+                return path + (part, i)
+    for i, e in enumerate(lst(c.get("env"))):
+        if f"{key}=" in str(d(e).get("value", "")):
+            return path + ("env", i, "value")
+    return path + (("command",) if "command" in c else ("args",) if "args" in c else ())
