@@ -229,3 +229,12 @@ def test_crd_usage_errors_are_one_line(validate_cli, tmp_path):
     broken.write_text("apiVersion: apiextensions.k8s.io/v1\nkind: [\n")
     code, _, err = validate_cli("--crd", str(broken), f"{F}/pytorchjob-valid.yaml")
     assert code == 2 and "broken.yaml:" in err and "Traceback" not in err
+
+
+def test_crd_whose_schema_cannot_be_compiled_is_one_line(validate_cli, tmp_path):
+    crd = (FIXTURES / "crd-widgets.yaml").read_text().replace("format: int32", "format: int32\n                  pattern: '('")
+    bad = tmp_path / "crd.yaml"
+    bad.write_text(crd)
+    code, out, err = validate_cli("--crd", str(bad), f"{F}/crd-widgets-objects.yaml")
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert err.strip().splitlines() == [err.strip()] and "widgets.example.com version v1" in err and "crd.yaml:" in err

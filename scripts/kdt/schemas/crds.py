@@ -22,6 +22,8 @@ import functools
 from pathlib import Path
 from typing import Any
 
+import jsonschema_rs
+
 from ..documents import load_paths
 from ..errors import UsageError
 from . import Pool
@@ -79,6 +81,17 @@ def _root(schema: dict) -> dict:
     return root
 
 
+def _check(doc, version: str, root: dict) -> None:
+    """A schema that cannot be compiled (a type or pattern JSON Schema does not know) is the CRD's fault:
+    one line naming it, not a traceback later."""
+    try:
+        jsonschema_rs.validator_for({**root, "properties": {**root["properties"], "metadata": {"type": "object"}}})
+    except (jsonschema_rs.ValidationError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UsageError(f"--crd {doc.file}:{doc.line or 0}: CustomResourceDefinition {doc.name} version "
+                         f"{version}: its schema cannot be used: {first}") from None
+
+
 def pools_of(docs) -> list[Pool]:
     """One pool per CRD document: every served version that has a schema."""
     out = []
@@ -100,6 +113,7 @@ def pools_of(docs) -> list[Pool]:
                 continue
             name = f"crd.{group}.{version['name']}.{kind}"
             defs[name] = _root(schema)
+            _check(doc, version["name"], defs[name])
             kinds.setdefault(f"{group}/{version['name']}", {})[kind] = name
         if kinds:
             out.append(Pool(f"CRD {doc.name} ({Path(doc.file).name})", defs, kinds))
