@@ -27,7 +27,6 @@ import argparse
 import json
 import os
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -39,6 +38,8 @@ REPO = Path(__file__).resolve().parents[1]
 TRAINING = REPO / "training"
 sys.path.insert(0, str(TRAINING))
 from trainkit.log import parse_line  # noqa: E402
+
+from procs import descendants, free_port  # noqa: E402  (bench/procs.py)
 
 # The launch settings every recipe of the project carries (docs/training.md says why).
 TUNED_ENV = {"TORCH_DISABLE_SHARE_RDZV_TCP_STORE": "1"}
@@ -75,31 +76,6 @@ def parse_args(argv=None):
     p.add_argument("--keep-logs", action="store_true", help="copy every trial's agent logs to --out")
     p.add_argument("--out", default="out/bench-recovery", help="folder for the PNG, the JSON and the logs")
     return p.parse_args(argv)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def descendants(pid: int) -> set[int]:
-    cmap: dict[int, list[int]] = {}
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                with open(f"/proc/{d}/stat") as f:
-                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            cmap.setdefault(ppid, []).append(int(d))
-    seen, todo = set(), [pid]
-    while todo:
-        for c in cmap.get(todo.pop(), []):
-            if c not in seen:
-                seen.add(c)
-                todo.append(c)
-    return seen
 
 
 class Node:

@@ -44,7 +44,6 @@ import os
 import random
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -53,6 +52,8 @@ import time
 from pathlib import Path
 
 import yaml
+
+from procs import descendants, free_port  # bench/procs.py
 
 REPO = Path(__file__).resolve().parents[1]
 TRAINING = REPO / "training"
@@ -69,31 +70,6 @@ def manifest_launch() -> tuple[str, dict[str, str]]:
     conf = ",".join(kv for kv in conf.split(",") if not kv.startswith("is_host="))
     env = {e["name"]: e["value"] for e in container.get("env", []) if "value" in e}
     return conf, env
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def descendants(pid: int) -> set[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            children.setdefault(ppid, []).append(int(entry))
-    seen, todo = set(), [pid]
-    while todo:
-        for c in children.get(todo.pop(), []):
-            if c not in seen:
-                seen.add(c)
-                todo.append(c)
-    return seen
 
 
 def mem_available() -> int:

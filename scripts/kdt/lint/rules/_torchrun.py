@@ -155,9 +155,15 @@ def node_count(doc, c: dict, replicas: int | None, pool) -> int | None:
     return replicas
 
 
-def setting_path(path: tuple, c: dict, key: str) -> tuple:
-    """Where `key=` is written: the command or args word (a `sh -c` script as a whole), else the literal
-    env value a `$(VAR)` of the command line brings in, else the command."""
+def setting_path(path: tuple, c: dict, key: str, where: str = "--rdzv-conf") -> tuple:
+    """Where `key=` is written, given where rdzv_settings found the settings: a PyTorchJob's
+    elasticPolicy.rdzvConf, the container's env (PET_RDZV_CONF), else the command or args word (a
+    `sh -c` script as a whole), the literal env value a `$(VAR)` of the command line brings in, or the
+    command. `path` is the container's path."""
+    if where == "elasticPolicy.rdzvConf":
+        return ("spec", "elasticPolicy", "rdzvConf")
+    if where == "PET_RDZV_CONF":
+        return path + ("env",)
     for part in ("command", "args"):
         for i, word in enumerate(lst(c.get(part))):
             if f"{key}=" in str(word):

@@ -80,11 +80,7 @@ def check(docs, ctx):
                 continue
             need = formation_seconds(nodes) + allowance
             if timeout < need:
-                field = setting_path(path, c, key)
-                if where == "elasticPolicy.rdzvConf":
-                    field = ("spec", "elasticPolicy", "rdzvConf")
-                elif where == "PET_RDZV_CONF":
-                    field = path + ("env",)
+                field = setting_path(path, c, key, where)
                 yield doc.finding(ID, f"{key}={timeout} ({where}) is shorter than {nodes} nodes need: the "
                                       f"rendezvous of {nodes} agents took up to {formation_seconds(nodes):.0f} s "
                                       f"(bench/rendezvous.py) plus {allowance:.0f} s for the pods to start after the "

@@ -58,11 +58,7 @@ def check(docs, ctx):
             if expiry >= DEFAULT_EXPIRY:
                 continue
             field = setting_path(path, c, "keep_alive_interval" if "keep_alive_interval" in settings
-                                 else "keep_alive_max_attempt")
-            if where == "elasticPolicy.rdzvConf":
-                field = ("spec", "elasticPolicy", "rdzvConf")
-            elif where == "PET_RDZV_CONF":
-                field = path + ("env",)
+                                 else "keep_alive_max_attempt", where)
             yield doc.finding(ID, f"keep_alive_interval={interval} x keep_alive_max_attempt={attempts} ({where}) "
                                   f"declares a node dead after {expiry} s of silence: with {nodes} nodes heartbeats "
                                   f"collide on the store and live nodes are removed over and over, so the group "
