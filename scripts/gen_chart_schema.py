@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Fill the chart's pass-through values with Kubernetes' own schemas.
 
-`affinity`, `podSecurityContext`, `securityContext`, `tolerations` and `env` go into the pods
+`affinity`, `podSecurityContext`, `securityContext`, `tolerations`, `topologySpreadConstraints` and
+`env` go into the pods
 unchanged, so `charts/trainer/values.schema.json` describes them with the
 strict Kubernetes definitions (`additionalProperties: false`) of the version
 the project targets (kdt.versions.KUBERNETES_DEFAULT), embedded under `$defs`.
@@ -31,6 +32,7 @@ PASS_THROUGH = {
     "podSecurityContext": ("io.k8s.api.core.v1.PodSecurityContext", False),
     "securityContext": ("io.k8s.api.core.v1.SecurityContext", False),
     "tolerations": ("io.k8s.api.core.v1.Toleration", True),
+    "topologySpreadConstraints": ("io.k8s.api.core.v1.TopologySpreadConstraint", True),
     "env": ("io.k8s.api.core.v1.EnvVar", True),
 }
 

@@ -146,6 +146,9 @@ def from_args(args: list[str]) -> list[Target]:
         if p.is_dir():
             found = _walk(p)
             if not found:
+                if any(_component_resources(k.parent) is not None for k in p.rglob("kustomization.y*ml")):
+                    raise UsageError(f"{arg}: only kustomize Components that patch (no objects of their own): "
+                                     "check the overlays that use them")
                 raise UsageError(f"{arg}: no YAML files, kustomization or chart in this folder")
             targets.extend(found)
         else:

@@ -158,6 +158,36 @@ def test_trainjob_num_proc_per_node_by_trainer_version(version, procs, want):
     assert ("runtimePatches" in tj["spec"]) == (version == "2.2+")
 
 
+@pytest.mark.parametrize("mode,where", [("pytorchjob", "PyTorchJob"), ("elastic", "PyTorchJob"),
+                                        ("statefulset", "StatefulSet"), ("trainjob", "ClusterTrainingRuntime"),
+                                        ("tensorflow", "ClusterTrainingRuntime")])
+def test_priority_and_spread_land_in_every_pod_spec_of_the_mode(mode, where):
+    extra = {"key": "topology.kubernetes.io/zone", "maxSkew": 1, "whenUnsatisfiable": "ScheduleAnyway",
+             "labelSelector": {"matchLabels": {"app": "x"}}}
+    docs = template_docs("--set", f"mode={mode}", "--set", "scheduling.priorityClassName=training-large",
+                         "--set", "scheduling.onePodPerNode=true",
+                         "--set-json", f"topologySpreadConstraints=[{json.dumps(extra)}]".replace('"key"', '"topologyKey"'))
+    (doc,) = [d for d in docs if d["kind"] == where]
+    specs = ([r["template"]["spec"] for r in doc["spec"]["pytorchReplicaSpecs"].values()] if where == "PyTorchJob"
+             else [doc["spec"]["template"]["spec"]] if where == "StatefulSet"
+             else [j["template"]["spec"]["template"]["spec"] for j in doc["spec"]["template"]["spec"]["replicatedJobs"]])
+    for spec in specs:
+        assert spec["priorityClassName"] == "training-large"
+        first, second = spec["topologySpreadConstraints"]
+        assert first["topologyKey"] == "kubernetes.io/hostname" and second["topologyKey"] == "topology.kubernetes.io/zone"
+    tj = next((d for d in docs if d["kind"] == "TrainJob"), None)
+    if tj is not None:     # a TrainJob's patches have no such fields: nothing of them there
+        assert "priorityClassName" not in json.dumps(tj) and "topologySpread" not in json.dumps(tj)
+
+
+def test_placement_on_an_existing_runtime_fails_naming_the_values():
+    proc = template("--set", "mode=trainjob", "--set", "trainJob.runtime.create=false",
+                    "--set", "trainJob.runtime.name=torch-distributed", "--set", "scheduling.priorityClassName=x")
+    assert proc.returncode != 0
+    assert "scheduling.priorityClassName, scheduling.onePodPerNode and topologySpreadConstraints go into the " \
+           "runtime's pods" in proc.stderr
+
+
 def test_statefulset_rendezvous_follows_names_and_port():
     docs = keyed(template_docs("--set", "mode=statefulset", "--set", "fullnameOverride=job",
                                "--set", "statefulSet.serviceName=svc", "--set", "torchrun.port=1234"))

@@ -31,3 +31,12 @@ def test_a_walked_folder_renders_kustomizations_and_charts_and_reads_the_rest(va
     assert kinds == {"kustomize", "file"} and not any("overrides.yaml" in t.name for t in ts)
     code, out, err = validate_cli("components", "deploy", "base", ".github", ".pre-commit-hooks.yaml", "action.yml")
     assert (code, err) == (0, ""), out
+
+
+def test_a_folder_of_patch_only_components_says_so_and_an_empty_one_says_it_is_empty(tmp_path):
+    import pytest
+    from kdt.errors import UsageError
+    with pytest.raises(UsageError, match="only kustomize Components that patch .*check the overlays that use them"):
+        T.from_args([str(ROOT / "components" / "spread")])
+    with pytest.raises(UsageError, match="no YAML files, kustomization or chart in this folder"):
+        T.from_args([str(tmp_path)])

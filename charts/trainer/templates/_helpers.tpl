@@ -177,6 +177,44 @@ tolerations:
 {{- end }}
 {{- end }}
 
+{{/* Placement only a pod spec itself can carry (a TrainJob's runtimePatches and podTemplateOverrides
+have neither field): the PriorityClass and the topology spread. scheduling.onePodPerNode spreads the
+job's own pods over nodes, picking them as each operator labels them (the job's name is read from
+each pod by matchLabelKeys, so a runtime spreads every TrainJob of its own). */}}
+{{- define "trainer.podPlacement" -}}
+{{- with .Values.scheduling.priorityClassName }}
+priorityClassName: {{ . }}
+{{- end }}
+{{- if or .Values.scheduling.onePodPerNode .Values.topologySpreadConstraints }}
+topologySpreadConstraints:
+  {{- if .Values.scheduling.onePodPerNode }}
+  - topologyKey: kubernetes.io/hostname
+    maxSkew: 1
+    whenUnsatisfiable: DoNotSchedule
+    labelSelector:
+      matchExpressions:
+        {{- if eq .Values.mode "statefulset" }}
+        - {key: apps.kubernetes.io/pod-index, operator: Exists}
+        {{- else if has .Values.mode (list "trainjob" "tensorflow") }}
+        - {key: jobset.sigs.k8s.io/replicatedjob-name, operator: In, values: [{{ ternary "node" .Values.trainJob.targetJob (eq .Values.mode "tensorflow") }}]}
+        {{- else }}
+        - {key: training.kubeflow.org/replica-type, operator: Exists}
+        {{- end }}
+    matchLabelKeys:
+      {{- if eq .Values.mode "statefulset" }}
+      - app.kubernetes.io/instance
+      {{- else if has .Values.mode (list "trainjob" "tensorflow") }}
+      - jobset.sigs.k8s.io/jobset-name
+      {{- else }}
+      - training.kubeflow.org/job-name
+      {{- end }}
+  {{- end }}
+  {{- with .Values.topologySpreadConstraints }}
+  {{- toYaml . | nindent 2 }}
+  {{- end }}
+{{- end }}
+{{- end }}
+
 {{/* The values that are meaningless or contradictory for the chosen mode fail here, with their path. */}}
 {{- define "trainer.check" -}}
 {{- if and (eq .Values.mode "elastic") (gt (int .Values.elastic.minNodes) (int .Values.nodes)) }}
@@ -184,6 +222,9 @@ tolerations:
 {{- end }}
 {{- if and (eq .Values.mode "trainjob") (not .Values.trainJob.runtime.create) (not .Values.trainJob.runtime.name) }}
 {{- fail "trainJob.runtime.name: name the existing runtime when trainJob.runtime.create is false" }}
+{{- end }}
+{{- if and (eq .Values.mode "trainjob") (not .Values.trainJob.runtime.create) (include "trainer.podPlacement" . | trim) }}
+{{- fail "scheduling.priorityClassName, scheduling.onePodPerNode and topologySpreadConstraints go into the runtime's pods (a TrainJob's patches have no such fields): set them in the existing runtime, or trainJob.runtime.create" }}
 {{- end }}
 {{- if and (eq .Values.mode "statefulset") .Values.scheduling.gang.enabled }}
 {{- fail "scheduling.gang.enabled: a StatefulSet has no gang scheduling of its own (queue it with scheduling.queueName; components/kueue/README.md)" }}
