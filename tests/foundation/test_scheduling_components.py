@@ -139,7 +139,8 @@ def test_512_rank_pods_have_the_priority_and_a_spread_that_picks_exactly_the_job
         spec, labels = p["spec"], p["metadata"]["labels"]
         assert spec["priorityClassName"] == CLASS
         (c,) = spec["topologySpreadConstraints"]
-        assert (c["topologyKey"], c["maxSkew"], c["whenUnsatisfiable"]) == ("kubernetes.io/hostname", 1, "DoNotSchedule")
+        hard = "ScheduleAnyway" if name.endswith("statefulset") else "DoNotSchedule"   # no gang: a preference
+        assert (c["topologyKey"], c["maxSkew"], c["whenUnsatisfiable"]) == ("kubernetes.io/hostname", 1, hard)
         sel = dict(c["labelSelector"])
         sel["matchExpressions"] = list(sel.get("matchExpressions", [])) + [
             {"key": k, "operator": "In", "values": [labels[k]]} for k in c["matchLabelKeys"]]   # each key on the pod

@@ -190,7 +190,8 @@ topologySpreadConstraints:
   {{- if .Values.scheduling.onePodPerNode }}
   - topologyKey: kubernetes.io/hostname
     maxSkew: 1
-    whenUnsatisfiable: DoNotSchedule
+    {{- /* a StatefulSet has no gang: a hard spread would let the pods that fit start and wait */}}
+    whenUnsatisfiable: {{ ternary "ScheduleAnyway" "DoNotSchedule" (eq .Values.mode "statefulset") }}
     labelSelector:
       matchExpressions:
         {{- if eq .Values.mode "statefulset" }}
