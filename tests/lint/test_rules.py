@@ -360,3 +360,15 @@ data: {{HOSTS: "{big}", SMALL: x}}
     assert _lint_with(tmp_path, text, rule) == []         # 180 kB < 2 MiB
     (f,) = _lint_with(tmp_path, text, rule, stack_limit_bytes=512 * 1024)
     assert "refuses more than 131,072" in f.message    # the kernel never goes below 32 pages
+
+
+def test_topology_spread_deadlock_counts_the_pods_each_path_makes():
+    docs, _ = load_paths([str(FIXTURES / "topology-spread-deadlock" / "bad.yaml")])
+    hits = {(f.kind, f.name): f for f in lint_documents(docs, trainer_version="2.3") if f.rule == "topology-spread-deadlock"}
+    assert set(hits) == {("PyTorchJob", "big"), ("StatefulSet", "llm"), ("TrainJob", "t5"), ("TrainingRuntime", "pinned-alone")}
+    assert "at most 1 of these 8 pods, so 7 never schedule" in hits["PyTorchJob", "big"].message
+    assert "(us-east-1a, required node affinity)" in hits["StatefulSet", "llm"].message
+    t5 = hits["TrainJob", "t5"]     # pinned by the TrainJob's patch, spread by the runtime, 16 nodes
+    assert t5.message.startswith("runtime spread-zones: ") and "so 15 never schedule" in t5.message
+    assert t5.path == "spec.trainer.numNodes"
+    assert "at most 1 of these 4 pods" in hits["TrainingRuntime", "pinned-alone"].message

@@ -13,7 +13,8 @@ places at most `maxSkew` of the job's pods, ever. The rest stay Pending: a gang
 one half-starts and holds its GPUs. Reported when the pods the constraint picks
 in one pod template (its own labels plus the operator's) outnumber `maxSkew`;
 a TrainJob is checked in the pod Trainer makes of its runtime and patches,
-with `trainer.numNodes` pods.
+with `trainer.numNodes` pods (a runtime no TrainJob of the input uses: with its
+own `mlPolicy.numNodes`).
 
 Not reported, because the cluster decides: `nodeAffinityPolicy: Ignore` with a
 pin (capped too when the cluster has another domain of the key), and
@@ -78,12 +79,17 @@ def _caps(ps: dict, labels: dict, pods: int):
 
 def check(docs, ctx):
     pool = ctx.pool(docs)
+    used = {id(runtime_for(job, pool)) for job in trainjobs(pool)}
     for doc in docs:
-        if doc.kind in ("ClusterTrainingRuntime", "TrainingRuntime"):
+        runtime = doc.kind in ("ClusterTrainingRuntime", "TrainingRuntime")
+        if runtime and id(doc) in used:
             continue            # checked in the pods of the TrainJobs that use it (their node count)
         for pt in pod_templates(doc):
             labels = labels_of(doc, pt)
-            for i, msg in _caps(pt.spec, labels, pt.replicas or 1):
+            pods = pt.replicas or 1
+            if runtime and pt.role == TV2.NODE:     # a runtime alone: its own default node count
+                pods = as_int(doc.get(("spec", "mlPolicy", "numNodes"))) or 1
+            for i, msg in _caps(pt.spec, labels, pods):
                 yield doc.finding(ID, msg, pt.path + ("topologySpreadConstraints", i))
     for job in trainjobs(docs):
         runtime = runtime_for(job, pool)
