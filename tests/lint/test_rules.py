@@ -372,3 +372,17 @@ def test_topology_spread_deadlock_counts_the_pods_each_path_makes():
     assert t5.message.startswith("runtime spread-zones: ") and "so 15 never schedule" in t5.message
     assert t5.path == "spec.trainer.numNodes"
     assert "at most 1 of these 4 pods" in hits["TrainingRuntime", "pinned-alone"].message
+
+
+def test_importing_a_rule_module_first_keeps_the_rules_function():
+    """Python binds a subpackage to its parent's name when it loads it: kdt.lint.rules (the
+    package) must not replace kdt.lint.rules() (the function) for code that imports a rule module
+    before it asks for the rules (a fresh process, as pytest's collection order made it)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    scripts = Path(__file__).resolve().parents[2] / "scripts"
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import kdt.lint.rules._own_pods; "
+            "from kdt.lint import rules; print(callable(rules), len(rules()) > 40)")
+    out = subprocess.run([sys.executable, "-c", code, str(scripts)], capture_output=True, text=True, timeout=60)
+    assert out.stdout.split() == ["True", "True"], out.stderr
