@@ -14,10 +14,11 @@ QUEUE = "kueue.x-k8s.io/queue-name"
 CLASS = "training-large"      # deploy/cluster/priorityclass.yaml
 
 
-PLACEMENT = {"pytorchjob": ["priority/pytorchjob", "spread/pytorchjob"],
-             "elastic": ["priority/pytorchjob-workers", "spread/pytorchjob-workers"],
-             "trainjob": ["priority/trainjob", "spread/trainjob"],
-             "statefulset": ["priority/statefulset", "spread/statefulset"]}
+PLACEMENT = {"pytorchjob": ["priority/pytorchjob", "spread/pytorchjob", "zone/pytorchjob"],
+             "elastic": ["priority/pytorchjob-workers", "spread/pytorchjob-workers", "zone/pytorchjob-workers"],
+             "trainjob": ["priority/trainjob", "spread/trainjob"],      # the zone: in components/trainer-2.x
+             "statefulset": ["priority/statefulset", "spread/statefulset", "zone/statefulset"]}
+ZONE = "topology.kubernetes.io/zone"
 
 
 @pytest.mark.parametrize("overlay,components,trainer", [
@@ -44,6 +45,10 @@ def test_components_land_on_the_job_and_keep_the_overlay_clean(overlay_with, ove
     for pt in pod_templates(placed):
         assert pt.spec["priorityClassName"] == CLASS, pt.role
         assert [c["topologyKey"] for c in pt.spec["topologySpreadConstraints"]] == ["kubernetes.io/hostname"]
+    if job.kind != "TrainJob":
+        for pt in pod_templates(job):
+            assert pt.spec["nodeSelector"][ZONE] == "ap-northeast-2a", pt.role
+            assert pt.spec["nodeSelector"]["karpenter.sh/nodepool"] == "gpu"     # added to, not replaced
     assert validate_documents(r.documents, trainer_version=trainer) == []
     assert lint_target(t, r.documents, trainer) == []
 
