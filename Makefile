@@ -1,15 +1,23 @@
 # Two commands on a fresh clone: `make preview` (the main job) and `make test`.
-# Both bootstrap .venv from the package registries when it is missing or stale.
+# Both bootstrap .venv from the package registries when it is missing or stale, each only as far as it
+# needs: `make preview` (and validate, lint, render, merge-preview, diff, argocd, chart, schemas) the
+# tooling environment (requirements-tooling.lock, the project itself editable, helm); `make test`,
+# `make run-local` and `make bench` add the tests' tools and the training samples (requirements.lock).
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.bootstrapped
+TOOLING := $(VENV)/.tooling
+FULL := $(VENV)/.full
 export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+# This checkout's own package first, also when .venv is shared with another checkout.
+export PYTHONPATH := $(CURDIR)/src$(if $(PYTHONPATH),:$(PYTHONPATH))
+PIP := $(PY) -m pip install --quiet --disable-pip-version-check
+KDT := $(PY) -m kdt
 # pytest workers: the suite is mostly subprocesses (kubectl, helm, torchrun).
 PYTEST_WORKERS ?= 2
 
-.PHONY: help venv preview render validate lint merge-preview run-local diff argocd chart schemas test bench image lock clean
+.PHONY: help venv venv-full preview render validate lint merge-preview run-local diff argocd chart schemas test bench image lock clean
 
 help:
 	@echo "make preview        render, validate and lint every target; print the summary table"
@@ -17,40 +25,46 @@ help:
 	@echo "make run-local TARGET=overlays/ddp [ARGS='--max-steps 20 --kill POD@step=8']  run a target's pods locally"
 	@echo "make render|validate|lint|merge-preview|argocd|chart|schemas|diff [BASE=ref]|image|bench"
 
-$(STAMP): requirements.lock scripts/bootstrap.py
+$(TOOLING): requirements-tooling.lock pyproject.toml scripts/bootstrap.py src/kdt/tools.py
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.lock
+	$(PIP) -r requirements-tooling.lock
+	$(PIP) --no-deps --no-build-isolation --editable .
 	$(PY) scripts/bootstrap.py --venv $(VENV)
-	@touch $(STAMP)
+	@touch $@
 
-venv: $(STAMP)
+$(FULL): $(TOOLING) requirements.lock
+	$(PIP) -r requirements.lock
+	@touch $@
 
-preview: $(STAMP)
-	$(PY) scripts/preview.py
+venv: $(TOOLING)
+venv-full: $(FULL)
 
-render: $(STAMP)
-	$(PY) scripts/render.py $(ARGS)
+preview: $(TOOLING)
+	$(KDT) preview $(ARGS)
 
-validate: $(STAMP)
-	$(PY) scripts/validate.py $(ARGS)
+render: $(TOOLING)
+	$(KDT) render $(ARGS)
 
-lint: $(STAMP)
-	$(PY) scripts/lint.py $(ARGS)
+validate: $(TOOLING)
+	$(KDT) validate $(ARGS)
 
-merge-preview: $(STAMP)
-	$(PY) scripts/merge_preview.py $(ARGS)
+lint: $(TOOLING)
+	$(KDT) lint $(ARGS)
+
+merge-preview: $(TOOLING)
+	$(KDT) merge-preview $(ARGS)
 
 # Start a target's pods as local processes, as the operator would (docs/run-local.md): TARGET=overlays/ddp ARGS=...
-run-local: $(STAMP)
+run-local: $(FULL)
 	@test -n "$(TARGET)" || { echo "make run-local: set TARGET, e.g. TARGET=overlays/ddp" >&2; exit 2; }
-	$(PY) scripts/run.py $(TARGET) $(ARGS)
+	$(KDT) run $(TARGET) $(ARGS)
 
 # Expand deploy/argocd's ApplicationSet offline and render, validate and lint every Application.
-argocd: $(STAMP)
-	$(PY) scripts/argocd.py $(ARGS)
+argocd: $(TOOLING)
+	$(KDT) argocd $(ARGS)
 
 # The chart: helm lint --strict on the defaults and every ci values file, README current, packaged into dist/.
-chart: $(STAMP)
+chart: $(TOOLING)
 	$(VENV)/bin/helm lint --strict charts/trainer
 	for f in charts/trainer/ci/*.yaml; do $(VENV)/bin/helm lint --strict charts/trainer -f $$f || exit 1; done
 	$(PY) scripts/gen_chart_readme.py --check
@@ -58,8 +72,8 @@ chart: $(STAMP)
 	$(VENV)/bin/helm package charts/trainer --destination dist/
 
 # Regenerate the Kubeflow / JobSet JSON schemas from the official API packages (a test fails when they are stale).
-schemas: $(STAMP)
-	$(PY) scripts/kdt/schemas/generate.py
+schemas: $(TOOLING)
+	$(PY) src/kdt/schemas/generate.py
 
 # The training image (docs/image.md): docker buildx, tag from the git revision; IMAGE=, PUSH=1, TARGET=gpu|cpu.
 # Standard library only, so no .venv is needed. Without a Docker engine it says so and exits non-zero.
@@ -67,22 +81,27 @@ image:
 	IMAGE="$(IMAGE)" PUSH="$(PUSH)" TARGET="$(TARGET)" PLATFORM="$(PLATFORM)" $(PYTHON) scripts/image.py
 
 # Benchmarks: they print measured figures and ratios (not part of make test).
-bench: $(STAMP)
+bench: $(FULL)
 	$(PY) bench/validate.py
 	$(PY) bench/lint_precision.py
 	$(PY) bench/recovery.py
 
 # make diff BASE=<ref>  (default: the merge base with main, against the working tree)
-diff: $(STAMP)
-	$(PY) scripts/diff.py $(if $(BASE),--base $(BASE)) $(ARGS)
+diff: $(TOOLING)
+	$(KDT) diff $(if $(BASE),--base $(BASE)) $(ARGS)
 
-test: $(STAMP)
-	$(PY) -m pytest -n $(PYTEST_WORKERS) $(ARGS)
+test: $(FULL)
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --durations=15 $(ARGS)
 
+# Both locks from their requirements: the tooling set alone, then everything with the tooling versions held.
 lock:
-	rm -rf .lockvenv && $(PYTHON) -m venv .lockvenv && .lockvenv/bin/pip install --quiet -r requirements.txt
-	{ echo "# Full resolved set of requirements.txt, installed by the bootstrap (make lock regenerates it)."; \
-	  .lockvenv/bin/pip freeze | grep -v '^pkg.resources'; } > requirements.lock
+	rm -rf .lockvenv && $(PYTHON) -m venv .lockvenv && .lockvenv/bin/pip install --quiet -r requirements-tooling.txt
+	{ echo "# Resolved set of requirements-tooling.txt: what make preview installs (make lock regenerates it)."; \
+	  .lockvenv/bin/pip freeze --all | grep -v -E '^(pip|wheel|pkg.resources)=='; } > requirements-tooling.lock
+	.lockvenv/bin/pip install --quiet -r requirements.txt -c requirements-tooling.lock
+	{ echo "# Resolved set of requirements.txt (tooling, tests, training samples): what make test installs;"; \
+	  echo "# it holds requirements-tooling.lock's versions (make lock regenerates both)."; \
+	  .lockvenv/bin/pip freeze --all | grep -v -E '^(pip|wheel|pkg.resources)=='; } > requirements.lock
 	rm -rf .lockvenv
 
 clean:

@@ -7,7 +7,7 @@ Generates a stream of the repository's own kinds (PyTorchJob, TrainJob,
 ClusterTrainingRuntime, StatefulSet, Service, PersistentVolumeClaim; each
 document varied, a few hundred bytes to a few KB) and measures, in one run:
 
-1. `scripts/validate.py FILE` end to end as a user runs it (interpreter start,
+1. `kdt validate FILE` end to end as a user runs it (interpreter start,
    imports, parse, schema compile, validation, text report), on the whole stream;
 2. the same in-process (load_stream + validate_documents + report), to separate
    start-up from throughput, with its phases;

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from kdt.lint import IGNORE_ANNOTATION_PREFIX, rules  # noqa: E402
 from kdt.paths import ROOT  # noqa: E402
 
@@ -18,8 +18,8 @@ def render() -> str:
     lines = [
         "# Lint rules",
         "",
-        "Generated from the rule modules in `scripts/kdt/lint/rules/` by `scripts/gen_rules_doc.py`;",
-        "do not edit by hand. `scripts/lint.py --list` prints the same list.",
+        "Generated from the rule modules in `src/kdt/lint/rules/` by `scripts/gen_rules_doc.py`;",
+        "do not edit by hand. `kdt lint --list` prints the same list.",
         "",
         "Ignore a rule for one resource with the annotation",
         f"`{IGNORE_ANNOTATION_PREFIX}<rule-id>: \"<reason>\"` (the reason is required), or for paths in",

@@ -8,7 +8,7 @@
 Settings come from the environment (what `make image VAR=...` passes) or from
 the flags, which win:
   IMAGE     full reference; default <IMAGE_REPOSITORY>:<git revision>[-dirty][-cpu]
-            (IMAGE_REPOSITORY from scripts/kdt/versions.py). A reference without
+            (IMAGE_REPOSITORY from src/kdt/versions.py). A reference without
             a tag gets the revision tag.
   PUSH      1 pushes to the registry (buildx --push); otherwise the image is
             loaded into the local engine (--load). Opt-in.
@@ -29,7 +29,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from kdt import versions  # noqa: E402
 from kdt.cli import Parser, run  # noqa: E402
 from kdt.errors import UsageError  # noqa: E402

@@ -1,10 +1,16 @@
-"""Shared test setup: the tooling package lives under scripts/."""
+"""Shared test setup: the tooling package lives under src/, and this checkout's copy is the one tested
+(also in subprocesses, and when .venv's editable install points at another checkout)."""
+import os
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT / "scripts") not in sys.path:
-    sys.path.insert(0, str(ROOT / "scripts"))
+SRC = str(ROOT / "src")
+if SRC not in sys.path:
+    sys.path.insert(0, SRC)
+if os.environ.get("PYTHONPATH", "").split(os.pathsep)[0] != SRC:
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (SRC, os.environ.get("PYTHONPATH")) if p)
+KDT = [sys.executable, "-m", "kdt"]
 
 
 import subprocess  # noqa: E402
@@ -12,9 +18,9 @@ import subprocess  # noqa: E402
 import pytest  # noqa: E402
 
 
-def _tool(script: str):
+def _tool(command: str):
     def run(*args, stdin: str | None = None, cwd: Path = ROOT):
-        proc = subprocess.run([sys.executable, str(ROOT / "scripts" / script), *map(str, args)],
+        proc = subprocess.run([*KDT, command, *map(str, args)],
                               input=stdin, capture_output=True, text=True, cwd=cwd, timeout=120)
         return proc.returncode, proc.stdout, proc.stderr
     return run
@@ -22,14 +28,14 @@ def _tool(script: str):
 
 @pytest.fixture
 def validate_cli():
-    """Run scripts/validate.py: (exit code, stdout, stderr)."""
-    return _tool("validate.py")
+    """Run `kdt validate`: (exit code, stdout, stderr)."""
+    return _tool("validate")
 
 
 @pytest.fixture
 def lint_cli():
-    """Run scripts/lint.py: (exit code, stdout, stderr)."""
-    return _tool("lint.py")
+    """Run `kdt lint`: (exit code, stdout, stderr)."""
+    return _tool("lint")
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ ARGOCD = ROOT / "deploy" / "argocd"
 
 
 def cli(*args, env=None):
-    return subprocess.run([sys.executable, str(ROOT / "scripts" / "argocd.py"), *map(str, args)],
+    return subprocess.run([sys.executable, "-m", "kdt", "argocd", *map(str, args)],
                           capture_output=True, text=True, cwd=ROOT, env={**os.environ, **(env or {})}, timeout=240)
 
 

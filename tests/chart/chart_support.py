@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT / "scripts") not in sys.path:
-    sys.path.insert(0, str(ROOT / "scripts"))
+for _p in (ROOT / "src", ROOT / "scripts"):   # the package, and the generators (gen_chart_readme)
+    if str(_p) not in sys.path:
+        sys.path.insert(0, str(_p))
 
 from kdt import render as R  # noqa: E402
 from kdt import targets as T  # noqa: E402

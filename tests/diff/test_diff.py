@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-if str(ROOT / "scripts") not in sys.path:
-    sys.path.insert(0, str(ROOT / "scripts"))
+if str(ROOT / "src") not in sys.path:
+    sys.path.insert(0, str(ROOT / "src"))
 
 from kdt import diff as D  # noqa: E402
 
@@ -133,7 +133,7 @@ def test_diff_against_working_tree_leaves_it_alone(repo, tmp_path):
 
 
 def cli(*args):
-    return subprocess.run([sys.executable, str(ROOT / "scripts" / "diff.py"), *args],
+    return subprocess.run([sys.executable, "-m", "kdt", "diff", *args],
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
 
 
@@ -189,7 +189,7 @@ def test_a_path_that_is_no_target_is_a_usage_error():
     import sys
     from pathlib import Path
     root = Path(__file__).resolve().parents[2]
-    proc = subprocess.run([sys.executable, root / "scripts" / "diff.py", "--base", "HEAD", "overlays/no-such-overlay"],
+    proc = subprocess.run([sys.executable, "-m", "kdt", "diff", "--base", "HEAD", "overlays/no-such-overlay"],
                           cwd=root, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "overlays/no-such-overlay: not a target" in proc.stderr
     assert "Traceback" not in proc.stderr and proc.stdout == ""

@@ -268,7 +268,7 @@ def test_shipped_targets_expand_by_the_operators_rules():
 # ---------------------------------------------------------------- CLI
 
 def cli(*args):
-    return subprocess.run([sys.executable, str(ROOT / "scripts" / "merge_preview.py"), *args],
+    return subprocess.run([sys.executable, "-m", "kdt", "merge-preview", *args],
                           capture_output=True, text=True, cwd=ROOT, timeout=120)
 
 

@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture
 def repo_copy(tmp_path):
     """A copy of the repository's manifests and tooling, sharing the bootstrapped .venv."""
-    for item in ("base", "components", "overlays", "scripts", "Makefile", "requirements.lock", "requirements.txt"):
+    for item in ("base", "components", "overlays", "scripts", "src", "Makefile", "pyproject.toml", "requirements.lock",
+                 "requirements.txt", "requirements-tooling.lock", "requirements-tooling.txt"):
         src = ROOT / item
         if src.is_dir():
             shutil.copytree(src, tmp_path / item, ignore=shutil.ignore_patterns("__pycache__"))
@@ -55,10 +56,10 @@ def test_make_preview_fails_with_kubectls_message(repo_copy, case):
 
 
 def test_render_exit_codes_and_one_line_errors(tmp_path):
-    script = ROOT / "scripts" / "render.py"
-    missing = subprocess.run([sys.executable, script, str(tmp_path / "nope")], capture_output=True, text=True)
+    script = ["-m", "kdt", "render"]
+    missing = subprocess.run([sys.executable, *script, str(tmp_path / "nope")], capture_output=True, text=True)
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "no such file" in missing.stderr
-    ok = subprocess.run([sys.executable, script, "--summary", "overlays/ddp"], cwd=ROOT, capture_output=True, text=True)
+    ok = subprocess.run([sys.executable, *script, "--summary", "overlays/ddp"], cwd=ROOT, capture_output=True, text=True)
     assert ok.returncode == 0
     row = next(l for l in ok.stdout.splitlines() if l.startswith("overlays/ddp"))
     assert row.split()[2:] == ["2", "1", "auto", "2"]
@@ -66,16 +67,16 @@ def test_render_exit_codes_and_one_line_errors(tmp_path):
 
 def test_render_output_file_is_all_or_nothing(tmp_path):
     out = tmp_path / "out.yaml"
-    bad = subprocess.run([sys.executable, ROOT / "scripts" / "render.py", "--output", str(out), str(tmp_path / "nope")],
+    bad = subprocess.run([sys.executable, "-m", "kdt", "render", "--output", str(out), str(tmp_path / "nope")],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and not out.exists() and list(tmp_path.iterdir()) == []
-    good = subprocess.run([sys.executable, ROOT / "scripts" / "render.py", "--output", str(out), "overlays/ddp"],
+    good = subprocess.run([sys.executable, "-m", "kdt", "render", "--output", str(out), "overlays/ddp"],
                           cwd=ROOT, capture_output=True, text=True)
     assert good.returncode == 0 and "kind: PyTorchJob" in out.read_text()
 
 
 def test_preview_runs_every_stage_on_the_repository():
-    proc = subprocess.run([sys.executable, ROOT / "scripts" / "preview.py"], cwd=ROOT, capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-m", "kdt", "preview"], cwd=ROOT, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     out = proc.stdout
@@ -93,7 +94,7 @@ def test_preview_reports_schema_lint_and_helm_lint_problems(repo_copy):
     shutil.copytree(ROOT / "charts", repo_copy / "charts", ignore=shutil.ignore_patterns("__pycache__"))
     values = repo_copy / "charts" / "trainer" / "ci" / "ddp.yaml"
     values.write_text(values.read_text() + "\nimage:\n  repository: ghcr.io/torch-k8s/trainer\n  tag: latest\n")
-    proc = subprocess.run([sys.executable, repo_copy / "scripts" / "preview.py"], cwd=repo_copy,
+    proc = subprocess.run([sys.executable, "-m", "kdt", "preview"], cwd=repo_copy,
                           capture_output=True, text=True, timeout=300)
     out = proc.stdout
     assert proc.returncode == 1 and "Traceback" not in out + proc.stderr

@@ -9,7 +9,7 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-for p in (str(HERE), str(ROOT / "scripts")):
+for p in (str(HERE), str(ROOT / "src")):
     if p not in sys.path:
         sys.path.insert(0, p)
 

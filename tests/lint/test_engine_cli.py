@@ -11,7 +11,7 @@ from kdt.errors import UsageError
 from kdt.lint import IGNORE_ANNOTATION_PREFIX, lint_documents
 from kdt.lint import config as C
 
-LINT = [sys.executable, str(ROOT / "scripts" / "lint.py")]
+LINT = [sys.executable, "-m", "kdt", "lint"]
 POD = """apiVersion: v1
 kind: Pod
 metadata:

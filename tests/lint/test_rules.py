@@ -381,7 +381,7 @@ def test_importing_a_rule_module_first_keeps_the_rules_function():
     import subprocess
     import sys
     from pathlib import Path
-    scripts = Path(__file__).resolve().parents[2] / "scripts"
+    scripts = Path(__file__).resolve().parents[2] / "src"
     code = ("import sys; sys.path.insert(0, sys.argv[1]); import kdt.lint.rules._own_pods; "
             "from kdt.lint import rules; print(callable(rules), len(rules()) > 40)")
     out = subprocess.run([sys.executable, "-c", code, str(scripts)], capture_output=True, text=True, timeout=60)

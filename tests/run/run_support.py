@@ -11,10 +11,10 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def kdt_run(*args, workdir: Path, timeout: float = 240, stdin: str | None = None):
-    """`scripts/run.py ARGS --workdir W --events W/events.jsonl`: (code, stdout, stderr, events)."""
+    """`kdt run ARGS --workdir W --events W/events.jsonl`: (code, stdout, stderr, events)."""
     workdir.mkdir(parents=True, exist_ok=True)
     events = workdir / "events.jsonl"
-    cmd = [sys.executable, str(ROOT / "scripts" / "run.py"), *map(str, args), "--workdir", str(workdir / "run"),
+    cmd = [sys.executable, "-m", "kdt", "run", *map(str, args), "--workdir", str(workdir / "run"),
            "--events", str(events)]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=timeout, input=stdin)
     evs = [json.loads(line) for line in events.read_text().splitlines()] if events.exists() else []

@@ -1,4 +1,4 @@
-"""Argo CD ApplicationSet, field by field (scripts/kdt/schemas/argocd.json): generators, template, strategy."""
+"""Argo CD ApplicationSet, field by field (src/kdt/schemas/argocd.json): generators, template, strategy."""
 from __future__ import annotations
 
 import pytest

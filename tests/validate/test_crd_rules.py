@@ -92,11 +92,11 @@ needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the shared corpu
 @needs_corpus
 @pytest.mark.parametrize("release", ["2.1", "2.3"])
 def test_committed_rules_are_what_the_official_crds_say(release):
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts/kdt/schemas/crd_rules.py"), "--check",
+    proc = subprocess.run([sys.executable, str(ROOT / "src/kdt/schemas/crd_rules.py"), "--check",
                            "--crds", str(CORPUS / "crds" / f"trainer-v{release}.0"), "--trainer", release],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
-    payload = json.loads((ROOT / f"scripts/kdt/schemas/crd-rules/crd-rules-{release}.json").read_text())
+    payload = json.loads((ROOT / f"src/kdt/schemas/crd-rules/crd-rules-{release}.json").read_text())
     assert payload["kinds"]["jobset.x-k8s.io/v1alpha2"]["JobSet"], "JobSet rules come from the runtimes' embedded spec"
 
 

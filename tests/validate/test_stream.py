@@ -57,7 +57,7 @@ def test_stream_findings_equal_the_whole_stream_path(monkeypatch, parallel):
 def _peak_kb(path: Path) -> int:
     code = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL); "
             "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
-    out = subprocess.run([sys.executable, "-c", code, sys.executable, str(ROOT / "scripts/validate.py"), str(path)],
+    out = subprocess.run([sys.executable, "-c", code, sys.executable, "-m", "kdt", "validate", str(path)],
                          capture_output=True, text=True, check=True).stdout
     return int(out.strip())
 

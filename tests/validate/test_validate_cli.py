@@ -1,4 +1,4 @@
-"""scripts/validate.py end to end: exit codes, located errors, every output format parsed back."""
+"""kdt validate end to end: exit codes, located errors, every output format parsed back."""
 from __future__ import annotations
 
 import json

@@ -7,11 +7,11 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-GENERATED = ROOT / "scripts" / "kdt" / "schemas" / "generated"
+GENERATED = ROOT / "src" / "kdt" / "schemas" / "generated"
 
 
 def test_regenerating_the_schemas_changes_nothing():
-    proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "kdt" / "schemas" / "generate.py"), "--check"],
+    proc = subprocess.run([sys.executable, str(ROOT / "src" / "kdt" / "schemas" / "generate.py"), "--check"],
                           capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, proc.stderr
 

@@ -53,5 +53,5 @@ def wheel(tmp_path_factory) -> Path:
     proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(out), str(src)],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    (whl,) = out.glob("kdt-*.whl")
+    (whl,) = out.glob("k8s_training_check-*.whl")
     return whl

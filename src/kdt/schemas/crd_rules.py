@@ -5,7 +5,7 @@ which carry neither enums nor CEL rules; the API server enforces both. This
 module extracts them from a release's official CRDs into
 crd-rules/crd-rules-<release>.json (committed), and applies them:
 
-    python scripts/kdt/schemas/crd_rules.py --crds DIR --trainer 2.3 [--check]
+    python src/kdt/schemas/crd_rules.py --crds DIR --trainer 2.3 [--check]
 
 DIR holds the release's `trainer.kubeflow.org_*.yaml` CRDs (kubeflow/trainer
 manifests/base/crds at tag v<release>.0; the shared corpus has them at

@@ -59,7 +59,7 @@ def main(argv=None) -> int:
     rows = summary.summary_rows([summary.summarize(r.target.name, r.documents) for r in results if r.ok])
     print()
     print(summary.table(rows, summary.SUMMARY_HEADER))
-    print("\nWhat the operators will create (scripts/merge_preview.py shows it whole):")
+    print("\nWhat the operators will create (`kdt merge-preview` shows it whole):")
     for line in creates:
         print(f"  {line}")
     print()

