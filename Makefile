@@ -73,7 +73,7 @@ chart: $(TOOLING)
 
 # Regenerate the Kubeflow / JobSet JSON schemas from the official API packages (a test fails when they are stale).
 schemas: $(TOOLING)
-	$(PY) src/kdt/schemas/generate.py
+	$(PY) -m kdt.schemas.generate
 
 # The training image (docs/image.md): docker buildx, tag from the git revision; IMAGE=, PUSH=1, TARGET=gpu|cpu.
 # Standard library only, so no .venv is needed. Without a Docker engine it says so and exits non-zero.

@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 import yaml  # noqa: E402
 
-from kdt.cli import Parser, run  # noqa: E402
+from kdt.cli import Parser, invoke  # noqa: E402
 from kdt.errors import UsageError  # noqa: E402
 from kdt.paths import ROOT, display  # noqa: E402
 
@@ -197,4 +197,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(run(main))
+    sys.exit(invoke(main))

@@ -31,7 +31,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from kdt import versions  # noqa: E402
-from kdt.cli import Parser, run  # noqa: E402
+from kdt.cli import Parser, invoke  # noqa: E402
 from kdt.errors import UsageError  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -179,4 +179,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(run(main))
+    sys.exit(invoke(main))

@@ -46,6 +46,7 @@ from typing import Any
 
 import yaml
 
+from . import kinds as K
 from . import targets as T
 from .documents import Document, load_stream
 from .findings import WARNING, Finding
@@ -53,7 +54,6 @@ from .paths import ROOT, display, tool
 from .render import render
 
 RULE = "argocd"
-GROUP = "argoproj.io"
 _GO_EXPR = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}")
 _FAST_EXPR = re.compile(r"\{\{\s*([A-Za-z0-9_.\[\]]+)\s*\}\}")
 
@@ -168,14 +168,12 @@ def expand(docs: list[Document], root: Path = ROOT) -> tuple[list[App], list[Fin
     findings: list[Finding] = []
     folders: list[str] | None = None
     for doc in docs:
-        if doc.group != GROUP:
-            continue
-        if doc.kind == "Application":
+        if K.APPLICATION.matches(doc):
             spec = doc.get(("spec",))
             if isinstance(spec, dict):
                 apps.append(App(doc.name, spec, doc))
             continue
-        if doc.kind != "ApplicationSet":
+        if not K.APPLICATIONSET.matches(doc):
             continue
         spec = doc.get(("spec",)) or {}
         go = spec.get("goTemplate") is True
@@ -230,7 +228,7 @@ def _sources(spec: dict) -> list[tuple[tuple, dict]]:
 
 
 def projects(docs: list[Document]) -> dict[str, Document]:
-    return {d.name: d for d in docs if d.group == GROUP and d.kind == "AppProject"}
+    return {d.name: d for d in docs if K.APPPROJECT.matches(d)}
 
 
 def _permitted(items: Any, group: str, kind: str) -> bool:
@@ -243,12 +241,10 @@ def _permitted(items: Any, group: str, kind: str) -> bool:
 
 
 def _cluster_scoped(doc: Document) -> bool:
-    """Whether a rendered kind is cluster-scoped (the kinds these manifests use; others by their schema)."""
-    from .operators import trainer_v2 as TV2
-    if doc.kind in ("Namespace", "ClusterRole", "ClusterRoleBinding", "CustomResourceDefinition", "PriorityClass",
-                    "StorageClass", "PersistentVolume", TV2.CLUSTER_TRAINING_RUNTIME):
-        return True
-    return doc.kind.startswith("Cluster")
+    """Whether a rendered kind is cluster-scoped: its registered kind says (kdt.kinds); another kind by
+    the convention of its name (ClusterRole, ClusterQueue, ...)."""
+    k = K.of(doc)
+    return (not k.namespaced) if k is not None else doc.kind.startswith("Cluster")
 
 
 def _wrap_kustomize(app_path: Path, kz: dict, work: Path) -> None:

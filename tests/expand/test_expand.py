@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from kdt.expand import expand_documents, explain_lines, summary_line
+from kdt.merge_preview import expand_documents, explain_lines, summary_line
 from kdt.expand.trainer_v2 import num_proc_per_node
 from kdt.operators import injection as INJ
 from kdt.operators import trainer_v2 as TV2

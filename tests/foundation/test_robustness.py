@@ -7,7 +7,7 @@ import pytest
 
 from kdt import summary, targets
 from kdt.documents import load_stream
-from kdt.expand import expand_documents
+from kdt.merge_preview import expand_documents
 from kdt.lint import lint_documents
 from kdt.render import render
 from kdt.validate import validate_documents

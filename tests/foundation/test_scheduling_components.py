@@ -80,7 +80,7 @@ def test_the_priority_class_is_applied_once_per_cluster_and_named_as_the_compone
 
 def _scale(name):
     from kdt import targets as T
-    from kdt.expand import expand_documents
+    from kdt.merge_preview import expand_documents
     from kdt.render import render
     t = T.Target(f"overlays/{name}", T.KUSTOMIZE, T.ROOT / "overlays" / name)
     r = render(t)
@@ -110,7 +110,7 @@ def test_512_rank_targets_are_clean_queued_and_sized_once(name):
 
 
 def test_512_rank_trainjob_preview_has_64_pods_ranked_0_to_63_with_8_processes_each():
-    from kdt.expand import pod_notes
+    from kdt.merge_preview import pod_notes
     _, r, expanded = _scale("scale-512-trainjob")
     (js,) = [e for e in expanded if e.kind == "JobSet"]
     assert js.facts["pods"] == [f"t5-fsdp-node-0-{i}" for i in range(64)]
@@ -129,7 +129,7 @@ def test_512_rank_pods_have_the_priority_and_a_spread_that_picks_exactly_the_job
     """The spread's selector, with matchLabelKeys read from each pod as the scheduler reads them, picks
     the 64 pods the operator makes of this job (labels as the merge preview gives them) and no pod of a
     second copy of the job under another name."""
-    from kdt.run.pods import local_pods
+    from kdt.kinds import local_pods
     _, r, expanded = _scale(name)
     pods = [p.obj for p in local_pods(expanded)]
     assert len(pods) == 64

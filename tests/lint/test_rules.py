@@ -6,15 +6,15 @@ from lint_support import FIXTURES
 from kdt import targets as T
 from kdt.documents import load_paths
 from kdt.findings import ERROR, WARNING
-from kdt.lint import lint_documents, lint_target, rules
+from kdt.lint import all_rules, lint_documents, lint_target
 
-RULES = sorted(rules())
-DOC_RULES = [r for r in RULES if rules()[r].scope == "documents"]
-TARGET_RULES = [r for r in RULES if rules()[r].scope == "target"]
+RULES = sorted(all_rules())
+DOC_RULES = [r for r in RULES if all_rules()[r].scope == "documents"]
+TARGET_RULES = [r for r in RULES if all_rules()[r].scope == "target"]
 
 
 def findings_for(rule_id: str, kind: str):
-    if rules()[rule_id].scope == "target":
+    if all_rules()[rule_id].scope == "target":
         folder = FIXTURES / rule_id / kind
         return lint_target(T.Target(str(folder), T.KUSTOMIZE, folder), docs=[])
     docs, problems = load_paths([str(FIXTURES / rule_id / f"{kind}.yaml")])
@@ -35,7 +35,7 @@ def test_bad_fixture_triggers_rule(rule_id):
     for f in hits:
         assert f.level in (ERROR, WARNING)
         assert f.line and f.col and f.doc is not None and f.file
-        assert f.level == rules()[rule_id].level or rules()[rule_id].level == ERROR
+        assert f.level == all_rules()[rule_id].level or all_rules()[rule_id].level == ERROR
 
 
 @pytest.mark.parametrize("rule_id", RULES)
@@ -376,13 +376,13 @@ def test_topology_spread_deadlock_counts_the_pods_each_path_makes():
 
 def test_importing_a_rule_module_first_keeps_the_rules_function():
     """Python binds a subpackage to its parent's name when it loads it: kdt.lint.rules (the
-    package) must not replace kdt.lint.rules() (the function) for code that imports a rule module
+    package) must not replace kdt.lint.all_rules() (the function) for code that imports a rule module
     before it asks for the rules (a fresh process, as pytest's collection order made it)."""
     import subprocess
     import sys
     from pathlib import Path
     scripts = Path(__file__).resolve().parents[2] / "src"
     code = ("import sys; sys.path.insert(0, sys.argv[1]); import kdt.lint.rules._own_pods; "
-            "from kdt.lint import rules; print(callable(rules), len(rules()) > 40)")
+            "from kdt.lint import all_rules; print(callable(all_rules), len(all_rules()) > 40)")
     out = subprocess.run([sys.executable, "-c", code, str(scripts)], capture_output=True, text=True, timeout=60)
     assert out.stdout.split() == ["True", "True"], out.stderr

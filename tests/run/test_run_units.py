@@ -110,39 +110,123 @@ def test_pytorchjob_exitcode_and_success_rules():
     assert not ctl2.verdict.succeeded and "permanent" in ctl2.verdict.message
 
 
-def _jobset(max_restarts=None, rules=None):
-    fp = {} if max_restarts is None else {"failurePolicy": {"maxRestarts": max_restarts, **({"rules": rules} if rules else {})}}
-    return {"metadata": {"name": "tj"}, "spec": {**fp, "replicatedJobs": [{"name": "node", "template": {"spec": {
-        "parallelism": 2, "completions": 2, "backoffLimit": 0, "template": {"spec": {"containers": [{"name": "node"}]}}}}}]}}
+def _jobset(max_restarts=None, rules=None, jobs=(("node", 1, 2),), strategy=None):
+    """A JobSet with replicated jobs (name, replicas, pods per Job), backoffLimit 0 (one failure fails a Job)."""
+    fp = None if max_restarts is None else {"maxRestarts": max_restarts, **({"rules": rules} if rules else {}),
+                                            **({"restartStrategy": strategy} if strategy else {})}
+    rjobs = [{"name": n, "replicas": reps, "template": {"spec": {
+        "parallelism": per, "completions": per, "backoffLimit": 0,
+        "template": {"spec": {"containers": [{"name": "node"}]}}}}} for n, reps, per in jobs]
+    return {"metadata": {"name": "tj"}, "spec": {**({"failurePolicy": fp} if fp else {}), "replicatedJobs": rjobs}}
 
 
-def _jobset_ctl(js):
-    pods = []
-    for jp in XJ.pods(js):
-        pods.append(LocalPod(jp.name, jp.obj, "JobSet", "tj", jp.job, jp.completion_index, _Doc({}, "TrainJob", "tj"),
-                             job_spec=jp.job_spec))
-    return C.JobSetController(pods, js)
+def _jobset_ctl(js, release="v0.12.0", gates=None):
+    from kdt import kinds as K
+    from kdt.operators import jobset as JS
+    pods = [LocalPod(jp.name, jp.obj, K.JOBSET, "tj", jp.job, jp.completion_index, _Doc({}, "TrainJob", "tj"),
+                     job_spec=jp.job_spec) for jp in XJ.pods(js)]
+    return C.JobSetController(pods, js, JS.RELEASES[release], gates)
 
 
-def test_jobset_restarts_the_group_until_max_restarts():
-    ctl = _jobset_ctl(_jobset(1))
-    assert ctl.on_pod_end("tj-node-0-1", False, 137)[0][0] == C.RESTART_ALL
-    assert ctl.verdict is None
-    assert ctl.on_lost("tj-node-0-0") == []
-    assert ctl.verdict.reason == "ReachedMaxRestarts"
-    ctl = _jobset_ctl(_jobset(3))
-    ctl.on_pod_end("tj-node-0-0", True, 0)
-    ctl.on_pod_end("tj-node-0-1", True, 0)
-    assert ctl.verdict.succeeded and ctl.verdict.reason == "Completed"
+def _restart(actions):
+    (kind, spec), = actions
+    assert kind == C.RESTART_PODS
+    return spec
 
 
-def test_jobset_without_policy_and_with_failjobset_rule():
+def test_jobset_without_a_failure_policy_fails_on_the_first_failed_job():
     ctl = _jobset_ctl(_jobset())
     ctl.on_restart("tj-node-0-0")              # OnFailure restart in place = a failure; backoffLimit 0
     assert ctl.verdict.reason == "FailedJobs"
+
+
+def test_fail_jobset_action():
     ctl = _jobset_ctl(_jobset(5, [{"name": "r", "action": "FailJobSet", "onJobFailureReasons": ["BackoffLimitExceeded"]}]))
     ctl.on_pod_end("tj-node-0-0", False, 1)
-    assert ctl.verdict and ctl.verdict.reason == "FailedJobs"
+    assert ctl.verdict and ctl.verdict.reason == "FailJobSetFailurePolicyAction" and "rule 'r'" in ctl.verdict.message
+
+
+def test_restart_jobset_recreates_every_job_and_counts_toward_max_restarts():
+    ctl = _jobset_ctl(_jobset(1, jobs=(("node", 2, 1),)))
+    spec = _restart(ctl.on_pod_end("tj-node-1-0", False, 137))      # no rule: the default RestartJobSet
+    assert sorted(spec.pods) == ["tj-node-0-0", "tj-node-1-0"] and spec.event == "jobset-restart"
+    assert "jobset.sigs.k8s.io/restart-attempt" in spec.bump and ctl.verdict is None
+    assert ctl.on_lost("tj-node-0-0") == []                           # 1 counted restart = maxRestarts
+    assert ctl.verdict.reason == "ReachedMaxRestarts"
+    ok = _jobset_ctl(_jobset(3))
+    ok.on_pod_end("tj-node-0-0", True, 0)
+    ok.on_pod_end("tj-node-0-1", True, 0)
+    assert ok.verdict.succeeded and ok.verdict.reason == "Completed"
+
+
+def test_restart_jobset_and_ignore_max_restarts_never_counts():
+    ctl = _jobset_ctl(_jobset(0, [{"name": "always", "action": "RestartJobSetAndIgnoreMaxRestarts"}]))
+    for _ in range(4):
+        assert _restart(ctl.on_pod_end("tj-node-0-0", False, 1)).event == "jobset-restart"
+    assert ctl.verdict is None and ctl.restarts == 4 and ctl.restarts_toward_max == 0
+
+
+@pytest.mark.parametrize("action,counts", [("RestartJob", True), ("RestartJobAndIgnoreMaxRestarts", False)])
+def test_restart_job_recreates_the_failed_job_only(action, counts):
+    js = _jobset(2, [{"name": "one", "action": action}], jobs=(("node", 3, 2),))
+    ctl = _jobset_ctl(js, gates={"RestartJob": True})
+    assert ctl.problems() == []
+    spec = _restart(ctl.on_pod_end("tj-node-1-0", False, 137))
+    assert sorted(spec.pods) == ["tj-node-1-0", "tj-node-1-1"] and spec.event == "job-restart"
+    assert spec.bump == ("jobset.sigs.k8s.io/job-restart-attempt",)
+    assert ctl.restarts == 0 and ctl.jobs["tj-node-1"].restarts == 1
+    _restart(ctl.on_pod_end("tj-node-2-1", False, 137))
+    third = ctl.on_pod_end("tj-node-0-0", False, 137)
+    if counts:   # two Job restarts counted: maxRestarts 2 reached (totalRestartsCountTowardsMax)
+        assert third == [] and ctl.verdict.reason == "ReachedMaxRestarts"
+    else:
+        assert _restart(third).pods == ["tj-node-0-0", "tj-node-0-1"] and ctl.verdict is None
+
+
+def test_restart_job_is_refused_without_its_feature_gate_and_before_jobset_v0_12():
+    js = _jobset(2, [{"name": "one", "action": "RestartJob"}])
+    (msg,) = _jobset_ctl(js).problems()
+    assert "feature gate RestartJob" in msg and "--jobset-feature-gates RestartJob=true" in msg
+    (msg,) = _jobset_ctl(js, release="v0.10.1", gates={"RestartJob": True}).problems()
+    assert "not one of JobSet v0.10.1's" in msg
+    big = _jobset(2, [{"name": "one", "action": "RestartJob"}], jobs=(("node", 1025, 1),))
+    assert any("more than 1024 replicas" in m for m in _jobset_ctl(big, gates={"RestartJob": True}).problems())
+
+
+def test_restart_strategies_per_release():
+    assert _jobset_ctl(_jobset(1, strategy="BlockingRecreate"), release="v0.10.1").problems() == []
+    (msg,) = _jobset_ctl(_jobset(1, strategy="InPlaceRestart"), release="v0.10.1").problems()
+    assert "not one of JobSet v0.10.1's" in msg
+    (msg,) = _jobset_ctl(_jobset(1, strategy="InPlaceRestart")).problems()
+    assert "feature gate InPlaceRestart" in msg
+    ctl = _jobset_ctl(_jobset(1, strategy="InPlaceRestart"), gates={"InPlaceRestart": True})
+    assert ctl.problems() == [] and any("InPlaceRestart" in n for n in ctl.notes)
+
+
+@pytest.mark.parametrize("rule,applies", [
+    ({"onJobFailureReasons": ["DeadlineExceeded"]}, False),
+    ({"onJobFailureReasons": ["BackoffLimitExceeded"]}, True),
+    ({"targetReplicatedJobs": ["other"]}, False),
+    ({"onJobFailureMessagePatterns": ["backoff limit"]}, True),
+    ({"onJobFailureMessagePatterns": ["^deadline"]}, False),
+])
+def test_the_first_matching_rule_decides_and_no_match_restarts_the_jobset(rule, applies):
+    ctl = _jobset_ctl(_jobset(3, [{"name": "r", "action": "FailJobSet", **rule}]))
+    actions = ctl.on_pod_end("tj-node-0-0", False, 1)
+    if applies:
+        assert actions == [] and ctl.verdict.reason == "FailJobSetFailurePolicyAction"
+    else:
+        assert _restart(actions).event == "jobset-restart" and ctl.verdict is None
+
+
+def test_the_failure_actions_table_is_the_enum_of_each_trainer_releases_crds():
+    """kdt.operators.jobset.RELEASES (read from JobSet's source) against the official Trainer CRDs' enum of
+    failurePolicy.rules[].action (the runtimes embed the JobSet spec; crd-rules extracted from the CRDs)."""
+    from kdt.operators import jobset as JS
+    from kdt.schemas import crd_rules
+    for trainer in ("2.1", "2.3"):
+        enum = crd_rules.enum_at(trainer, JS.API_VERSION, JS.KIND, ("spec", "failurePolicy", "rules", "*", "action"))
+        assert set(JS.failure_actions(trainer)) == set(enum), trainer
 
 
 def test_statefulset_finishes_and_gives_up_on_crashloop():
@@ -184,3 +268,48 @@ def test_netshim_names_hostname_and_binds(tmp_path):
            "KDT_RUN_POD_IP": "127.77.0.2", "KDT_RUN_HOSTNAME": "b-0"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert out.stdout.split() == ["b-0", "127.77.0.1", "127.77.0.2", "127.77.0.2", "::ffff:127.77.0.2"], out.stderr
+
+
+RESTART_JOB_TARGET = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata: {name: rt, labels: {trainer.kubeflow.org/framework: torch}}
+spec:
+  mlPolicy: {numNodes: 2, torch: {}}
+  template:
+    spec:
+      failurePolicy:
+        maxRestarts: 3
+        rules: [{name: one-group, action: RestartJob}]
+      replicatedJobs:
+        - name: node
+          template:
+            metadata: {labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}}
+            spec:
+              template:
+                spec:
+                  containers: [{name: node, image: img, command: [python3, -c, "print(1)"]}]
+---
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata: {name: tj}
+spec:
+  runtimeRef: {name: rt}
+  trainer: {numNodes: 2}
+"""
+
+
+@pytest.mark.parametrize("gates,code,needle", [
+    ("", 2, "the JobSet webhook refuses this: failurePolicy.rules[0].action RestartJob needs the JobSet "
+            "controller's feature gate RestartJob"),
+    ("RestartJob=maybe", 2, "--jobset-feature-gates 'RestartJob=maybe': expected GATE=true or GATE=false"),
+])
+def test_kdt_run_refuses_what_the_jobset_webhook_refuses_before_starting(tmp_path, gates, code, needle):
+    f = tmp_path / "job.yaml"
+    f.write_text(RESTART_JOB_TARGET)
+    proc = subprocess.run([sys.executable, "-m", "kdt", "run", str(f), "--workdir", str(tmp_path / "run"),
+                           *(["--jobset-feature-gates", gates] if gates else [])],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == code and needle in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
+    assert not (tmp_path / "run" / "pods").exists()      # nothing was started

@@ -24,7 +24,7 @@ from trainkit.log import parse_line
 from tfkit import cluster as tfcluster
 
 from kdt import targets as T
-from kdt.expand import expand_documents
+from kdt.merge_preview import expand_documents
 from kdt.operators import jobset as JS
 from kdt.operators import tensorflow as KTF
 from kdt.render import render

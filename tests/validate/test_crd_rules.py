@@ -92,7 +92,7 @@ needs_corpus = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"the shared corpu
 @needs_corpus
 @pytest.mark.parametrize("release", ["2.1", "2.3"])
 def test_committed_rules_are_what_the_official_crds_say(release):
-    proc = subprocess.run([sys.executable, str(ROOT / "src/kdt/schemas/crd_rules.py"), "--check",
+    proc = subprocess.run([sys.executable, "-m", "kdt.schemas.crd_rules", "--check",
                            "--crds", str(CORPUS / "crds" / f"trainer-v{release}.0"), "--trainer", release],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr

@@ -11,7 +11,7 @@ GENERATED = ROOT / "src" / "kdt" / "schemas" / "generated"
 
 
 def test_regenerating_the_schemas_changes_nothing():
-    proc = subprocess.run([sys.executable, str(ROOT / "src" / "kdt" / "schemas" / "generate.py"), "--check"],
+    proc = subprocess.run([sys.executable, "-m", "kdt.schemas.generate", "--check"],
                           capture_output=True, text=True, timeout=240)
     assert proc.returncode == 0, proc.stderr
 

@@ -15,6 +15,7 @@ from typing import Callable, Iterator
 
 from .. import __version__, versions
 from ..errors import UsageError
+from ..report import FORMATS
 
 
 _PROG: str | None = None   # "kdt validate" when run through the kdt command
@@ -38,7 +39,7 @@ class Parser(argparse.ArgumentParser):
                           version=f"%(prog)s {__version__} ({versions.describe()})")
 
 
-def add_output_args(parser: argparse.ArgumentParser, formats=("text", "json", "junit", "sarif")) -> None:
+def add_output_args(parser: argparse.ArgumentParser, formats=FORMATS) -> None:
     parser.add_argument("-o", "--format", choices=formats, default="text", help="output format (default: text)")
     parser.add_argument("--output", metavar="FILE",
                         help="write the report to FILE (written whole or not at all) instead of standard output")
@@ -66,7 +67,7 @@ def output(path: str | None) -> Iterator[io.TextIOBase]:
         raise
 
 
-def run(main: Callable[[list[str] | None], int], argv: list[str] | None = None) -> int:
+def invoke(main: Callable[[list[str] | None], int], argv: list[str] | None = None) -> int:
     """Run a tool's main; usage errors and unreadable input end in one line and exit 2."""
     prog = _PROG or Path(sys.argv[0]).stem
     try:

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import sys
 
-from . import Parser, add_output_args, output, run
+from . import Parser, add_output_args, output, invoke
 from .. import argocd as A
 from .. import findings as F
+from .. import kinds as K
 from .. import targets as T
 from .. import versions
 from ..errors import UsageError
@@ -58,7 +59,7 @@ def main(argv=None) -> int:
     docs = [d for r in results for d in r.documents]
     apps, found = A.expand(docs)
     findings += found
-    if not any(d.group == A.GROUP and d.kind in ("Application", "ApplicationSet") for d in docs) and not findings:
+    if not any(K.APPLICATION.matches(d) or K.APPLICATIONSET.matches(d) for d in docs) and not findings:
         raise UsageError(f"{', '.join(paths)}: no Argo CD Application or ApplicationSet")
     findings += validate_documents(docs)
     projects = A.projects(docs)
@@ -110,4 +111,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(run(main))
+    sys.exit(invoke(main))

@@ -17,7 +17,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import Parser, output, run
+from . import Parser, output, invoke
 from .. import diff as D
 from ..report import diff_formats
 
@@ -50,4 +50,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(run(main))
+    sys.exit(invoke(main))

@@ -22,13 +22,13 @@ from .. import findings as F
 from .. import targets as T
 from .. import versions
 from ..lint import config as C
-from ..lint import lint_target, rules, target_trainer_version
+from ..lint import all_rules, lint_target, target_trainer_version
 from ..render import render_all
 from ..report import write
 
 
 def _list() -> str:
-    rows = [(r.id, r.level, r.summary) for r in rules().values()]
+    rows = [(r.id, r.level, r.summary) for r in all_rules().values()]
     w = max(len(r[0]) for r in rows)
     return "\n".join(f"{rid:<{w}}  {lvl:<7}  {summary}" for rid, lvl, summary in rows)
 
@@ -68,10 +68,10 @@ def main(argv=None) -> int:
     unique = list(dict.fromkeys(found))
     with output(args.output) as out:
         write(unique, args.format, "lint", out, documents=ndocs, targets=[t.name for t in tlist],
-              rules={r.id: r.summary for r in rules().values()})
+              rules={r.id: r.summary for r in all_rules().values()})
     return F.exit_code(unique)
 
 
 if __name__ == "__main__":
-    from . import run
-    sys.exit(run(main))
+    from . import invoke
+    sys.exit(invoke(main))

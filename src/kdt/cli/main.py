@@ -61,10 +61,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"kdt: error: unknown command {command!r}; one of: {', '.join([*COMMANDS, 'install-tools'])}",
               file=sys.stderr)
         return 2
-    from . import run, set_prog
+    from . import invoke, set_prog
     set_prog(f"kdt {command}")
     module = importlib.import_module(f"{__package__}.{COMMANDS[command]}")
-    return run(module.main, rest)
+    return invoke(module.main, rest)
 
 
 def entry() -> None:

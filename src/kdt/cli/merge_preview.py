@@ -26,12 +26,12 @@ import re
 import sys
 
 from ..yamlout import quote_ambiguous
-from . import Parser, output, run
+from . import Parser, output, invoke
 from .. import findings as F
 from .. import targets as T
 from ..diff import field_changes
 from ..errors import UsageError
-from ..expand import Loader, expand_documents, explain_lines, pod_notes, summary_line
+from ..merge_preview import Loader, expand_documents, explain_lines, pod_notes, summary_line
 from ..render import render_all
 from ..report import text as text_report
 
@@ -139,4 +139,4 @@ def _short(v) -> str:
 
 
 if __name__ == "__main__":
-    sys.exit(run(main))
+    sys.exit(invoke(main))

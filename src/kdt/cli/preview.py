@@ -19,10 +19,10 @@ from __future__ import annotations
 import sys
 import time
 
-from . import Parser, run
+from . import Parser, invoke
 from .. import findings as F
 from .. import summary, targets, versions
-from ..expand import expand_documents, summary_line
+from ..merge_preview import expand_documents, summary_line
 from ..lint import config as lint_config
 from ..lint import lint_target
 from ..render import helm_lint, render_all
@@ -73,4 +73,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(run(main))
+    sys.exit(invoke(main))

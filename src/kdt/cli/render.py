@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sys
 
-from . import Parser, output, run
+from . import Parser, output, invoke
 from .. import findings as F
 from .. import summary, targets
 from ..render import render_all
@@ -52,4 +52,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(run(main))
+    sys.exit(invoke(main))

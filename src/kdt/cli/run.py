@@ -31,13 +31,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import Parser, run
+from . import Parser, invoke
 from .. import findings as F
+from .. import kinds as K
 from .. import targets as T
 from ..errors import UsageError
-from ..expand import expand_documents
-from ..operators import trainer_v2 as TV2
-from ..operators import training_operator_v1 as TO1
+from ..merge_preview import expand_documents
 from ..paths import ROOT
 from ..render import render
 from ..report import text as text_report
@@ -60,25 +59,33 @@ def _volume_pair(value: str) -> tuple[str, Path]:
     return claim, path.resolve()
 
 
+def _gates(text: str) -> dict[str, bool]:
+    """`RestartJob=true,InPlaceRestart=false` (the controller's --feature-gates syntax)."""
+    out = {}
+    for item in filter(None, (x.strip() for x in text.split(","))):
+        name, sep, value = item.partition("=")
+        if not sep or value.lower() not in ("true", "false"):
+            raise UsageError(f"--jobset-feature-gates {item!r}: expected GATE=true or GATE=false")
+        out[name] = value.lower() == "true"
+    return out
+
+
 def _override_nproc(docs, nproc: int) -> list:
-    """Processes per node, set where the operator reads it (the job object), never on a command line."""
+    """Processes per node, set where the operator reads it (the job object, by its kind's `set_nproc`),
+    never on a command line."""
     out = []
     for d in docs:
-        if isinstance(d.data, dict) and d.kind in (TO1.KIND, TV2.TRAINJOB):
-            d = copy.copy(d)
-            d.data = copy.deepcopy(d.data)
-            spec = d.data.setdefault("spec", {})
-            if d.kind == TO1.KIND:
-                spec["nprocPerNode"] = str(nproc)
-                if isinstance(spec.get("elasticPolicy"), dict):
-                    spec["elasticPolicy"].pop("nProcPerNode", None)
-            else:
-                spec.setdefault("trainer", {})["numProcPerNode"] = nproc
+        k = K.of(d)
+        if k is not None and isinstance(d.data, dict):
+            data = copy.deepcopy(d.data)
+            if k.set_nproc(data, nproc):
+                d = copy.copy(d)
+                d.data = data
         out.append(d)
     return out
 
 
-def main(argv=None) -> int:
+def _parser() -> Parser:
     p = Parser(prog="run.py", description=__doc__)
     p.add_argument("target", help="an overlay folder, a chart values file, YAML files' folder or file, or -")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a chart value (chart targets)")
@@ -97,21 +104,22 @@ def main(argv=None) -> int:
     p.add_argument("--timeline", metavar="FILE.png", help="draw the timeline (loss, pods, faults) into this PNG")
     p.add_argument("--events", metavar="FILE.jsonl", help="write the timeline's events as JSON lines")
     p.add_argument("--trainer-version", metavar="X.Y", help="Trainer release (default: inferred per TrainJob)")
+    p.add_argument("--jobset-feature-gates", metavar="GATE=true,...", default="",
+                   help="feature gates the JobSet controller runs with (RestartJob, InPlaceRestart: alpha, off by default)")
     p.add_argument("--quiet", action="store_true", help="print the verdict only")
-    args = p.parse_args(argv)
+    return p
 
-    from ..run import faults as FAULTS
-    faults = [FAULTS.parse(s, "kill") for s in args.kill] + [FAULTS.parse(s, "lose") for s in args.lose]
-    extra_env = dict(_env_pair(e) for e in args.env)
-    claims = dict(_volume_pair(v) for v in args.volume)
-    if args.max_steps is not None:
-        extra_env["TRAINKIT_MAX_STEPS"] = str(args.max_steps)
-    if args.step_sleep is not None:
-        extra_env["TRAINKIT_STEP_SLEEP"] = str(args.step_sleep)
-    for path in (args.timeline, args.events):
-        if path and not Path(path).resolve().parent.is_dir():
-            raise UsageError(f"{path}: folder {Path(path).parent} does not exist")
 
+class _Stop(Exception):
+    """The target cannot run: these located findings, exit 2, nothing started."""
+
+    def __init__(self, findings: list):
+        super().__init__()
+        self.findings = findings
+
+
+def _expanded(args) -> tuple[str, list, list]:
+    """(the target's name, its documents, the merge preview's objects) or _Stop."""
     targets = T.resolve([args.target])
     non_files = [t for t in targets if t.kind != T.FILE]
     if len(non_files) > 1 or (non_files and len(targets) > 1):
@@ -123,10 +131,7 @@ def main(argv=None) -> int:
     problems = [f for r in results for f in r.findings]
     name = targets[0].name if len(targets) == 1 else f"{len(targets)} files"
     if any(f.level == F.ERROR for f in problems):
-        # A document that does not render or read (bad YAML, duplicate keys) is a target that cannot run.
-        for f in sorted(problems, key=F.sort_key):
-            print(text_report.line(f), file=sys.stderr)
-        return 2
+        raise _Stop(problems)   # a document that does not render or read is a target that cannot run
     if args.nproc_per_node is not None:
         if args.nproc_per_node < 1:
             raise UsageError("--nproc-per-node must be at least 1")
@@ -135,20 +140,11 @@ def main(argv=None) -> int:
     expanded, efs = expand_documents(docs, trainer_version=version)
     errors = [f for f in efs if f.level == F.ERROR]
     if errors:
-        for f in sorted(errors, key=F.sort_key):
-            print(text_report.line(f), file=sys.stderr)
-        return 2
+        raise _Stop(errors)
+    return name, docs, expanded
 
-    from ..run import controllers as C
-    from ..run import netshim
-    from ..run.pods import local_pods, service_names
-    from ..run.supervisor import Options, Supervisor
-    from ..run.timeline import Timeline
-    pods = local_pods(expanded)
-    if not pods:
-        print(f"{name}: error [run]: nothing to run: no PyTorchJob, TrainJob or StatefulSet whose pods "
-              "the merge preview can build", file=sys.stderr)
-        return 2
+
+def _check_names(pods: list, name: str, claims: dict, faults: list) -> None:
     known = {pod.name for pod in pods}
     used = {str(((v.get("persistentVolumeClaim") or {}).get("claimName")))
             for pod in pods for v in pod.spec.get("volumes") or [] if isinstance(v, dict)}
@@ -159,46 +155,93 @@ def main(argv=None) -> int:
     for fault in faults:
         if fault.pod not in known:
             raise UsageError(f"{fault.spec}: no pod {fault.pod!r} in {name} (pods: {', '.join(sorted(known))})")
-    ctls = []
+
+
+def _controllers(pods: list, args) -> list:
+    """One controller per owner (its kind's `controller`); what their webhooks refuse is _Stop."""
     by_owner: dict[tuple, list] = {}
     for pod in pods:
-        by_owner.setdefault((pod.owner, pod.owner_name), []).append(pod)
-    jobsets = {e.name: e.obj for e in expanded if e.kind == "JobSet"}
-    for (owner, owner_name), group in by_owner.items():
-        if owner == TO1.KIND:
-            ctls.append(C.PyTorchJobController(group))
-        elif owner == "JobSet":
-            ctls.append(C.JobSetController(group, jobsets[owner_name]))
-        else:
-            ctls.append(C.StatefulSetController(group, args.max_pod_restarts))
-    objects = {(d.kind, d.name): d.data for d in docs if d.kind in ("Secret", "ConfigMap") and isinstance(d.data, dict)}
-    slug = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")[-40:]
-    run_dir = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix=f"kdt-run-{slug}-"))
-    run_dir.mkdir(parents=True, exist_ok=True)
-    tl = Timeline(out=None if args.quiet else sys.stdout)
-    opts = Options(run_dir=run_dir.resolve(), root=ROOT, env=extra_env, timeout=args.timeout,
-                   restart_delay=args.restart_delay, faults=faults, claims=claims)
+        by_owner.setdefault((pod.owner.id, pod.owner_name), []).append(pod)
+    ctx = {"max_pod_restarts": args.max_pod_restarts, "jobset_feature_gates": _gates(args.jobset_feature_gates)}
+    ctls = [group[0].owner.controller(group, ctx) for group in by_owner.values()]
+    refused = [group[0].source.finding("run", f"the {group[0].owner.kind} webhook refuses this: {msg}")
+               for group, ctl in zip(by_owner.values(), ctls) for msg in ctl.problems()]
+    if refused:
+        raise _Stop(refused)
+    return ctls
+
+
+def _supervisor(pods: list, ctls: list, docs: list, opts, tl):
+    """The supervisor on a loopback network of the run's own (one whose ports another run holds is traded
+    for another); the problems of its preparation are _Stop."""
     import random
-    for attempt in range(5):
-        # A network of the run's own; one whose ports another run holds is traded for another.
+    from ..run import netshim
+    from ..run.pods import service_names
+    from ..run.supervisor import Supervisor
+    objects = {(d.kind, d.name): d.data for d in docs
+               if (K.SECRET.matches(d) or K.CONFIGMAP.matches(d)) and isinstance(d.data, dict)}
+    services = service_names([d for d in docs if K.SERVICE.matches(d)], pods)
+    for _ in range(5):
         net = random.choice(netshim.NETS)
         for k, pod in enumerate(pods):
             pod.ip = netshim.pod_ip(k, net)
-        sup = Supervisor(pods, ctls, objects, opts, tl, service_names(docs, pods))
+        sup = Supervisor(pods, ctls, objects, opts, tl, services)
         problems = sup.prepare()
         if not problems or not all(" is in use on " in f.message for f in problems):
             break
     if problems:
-        for f in sorted(problems, key=F.sort_key):
+        raise _Stop(problems)
+    return sup
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
+    from ..run import faults as FAULTS
+    from ..run.supervisor import Options
+    from ..run.timeline import Timeline
+    faults = [FAULTS.parse(s, "kill") for s in args.kill] + [FAULTS.parse(s, "lose") for s in args.lose]
+    extra_env = dict(_env_pair(e) for e in args.env)
+    claims = dict(_volume_pair(v) for v in args.volume)
+    if args.max_steps is not None:
+        extra_env["TRAINKIT_MAX_STEPS"] = str(args.max_steps)
+    if args.step_sleep is not None:
+        extra_env["TRAINKIT_STEP_SLEEP"] = str(args.step_sleep)
+    for path in (args.timeline, args.events):
+        if path and not Path(path).resolve().parent.is_dir():
+            raise UsageError(f"{path}: folder {Path(path).parent} does not exist")
+    try:
+        name, docs, expanded = _expanded(args)
+        pods = K.local_pods(expanded)
+        if not pods:
+            print(f"{name}: error [run]: nothing to run: no PyTorchJob, TrainJob or StatefulSet whose pods "
+                  "the merge preview can build", file=sys.stderr)
+            return 2
+        _check_names(pods, name, claims, faults)
+        ctls = _controllers(pods, args)
+        slug = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")[-40:]
+        run_dir = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix=f"kdt-run-{slug}-"))
+        run_dir.mkdir(parents=True, exist_ok=True)
+        tl = Timeline(out=None if args.quiet else sys.stdout)
+        opts = Options(run_dir=run_dir.resolve(), root=ROOT, env=extra_env, timeout=args.timeout,
+                       restart_delay=args.restart_delay, faults=faults, claims=claims)
+        sup = _supervisor(pods, ctls, docs, opts, tl)
+    except _Stop as stop:
+        for f in sorted(stop.findings, key=F.sort_key):
             print(text_report.line(f), file=sys.stderr)
         return 2
     if not args.quiet:
         print(f"# kdt run {name}: {len(pods)} pod(s) "
               f"({', '.join(f'{q.name}={q.ip}' for q in pods[:6])}{', ...' if len(pods) > 6 else ''}); "
               f"folder {run_dir}", flush=True)
+    return _run(sup, tl, args, name, run_dir)
+
+
+def _run(sup, tl, args, name: str, run_dir: Path) -> int:
+    """Start, watch and reap; the verdict as exit code (0 Succeeded, 1 Failed, 130 interrupted)."""
+    import signal
+
     def stop(signum, frame):
         raise KeyboardInterrupt
-    import signal
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, stop)
     try:
@@ -220,4 +263,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(run(main))
+    sys.exit(invoke(main))

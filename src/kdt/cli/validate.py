@@ -35,7 +35,7 @@ from __future__ import annotations
 import sys
 
 
-from . import Parser, add_output_args, output, run
+from . import Parser, add_output_args, output, invoke
 from .. import findings as F
 from .. import report, schemas, targets, versions
 from ..render import render
@@ -103,4 +103,4 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(run(main))
+    sys.exit(invoke(main))

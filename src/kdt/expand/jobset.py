@@ -11,7 +11,7 @@ import copy
 from dataclasses import dataclass, field
 
 from ..operators import jobset as JS
-from .merge import as_int
+from ..fields import as_int
 
 
 

@@ -35,14 +35,6 @@ class Trace:
         return best[1] if best else None
 
 
-def as_int(value: Any, default: Any = None) -> Any:
-    """An integer field as the operators read it (`2`, `"2"`), else `default` (a wrong type is validate's finding)."""
-    try:
-        return int(str(value))
-    except (TypeError, ValueError):
-        return default
-
-
 def clone(value: Any) -> Any:
     return copy.deepcopy(value)
 

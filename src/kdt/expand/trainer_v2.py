@@ -19,6 +19,7 @@ Order of the controller (kubeflow/trainer v2.1.0 / v2.3.0):
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 
 from .. import versions
 from ..documents import Document
@@ -27,8 +28,8 @@ from ..operators import injection as INJ
 from ..operators import jobset as JS
 from ..operators import tensorflow as TF
 from ..operators import trainer_v2 as TV2
-from ..summary import quantity
-from .merge import Trace, as_int, clone, ensure_dict, ensure_list, find, put, strategic_merge, upsert
+from ..fields import as_int, quantity
+from .merge import Trace, clone, ensure_dict, ensure_list, find, put, strategic_merge, upsert
 from .model import Expanded, LoadFn
 
 RULE = "expand"
@@ -111,29 +112,278 @@ def _check_containers(job: Document, pod_spec: dict, patch_spec: dict, path: tup
     return out
 
 
-def expand(job: Document, docs: list[Document], load: LoadFn, version: str | None = None
-           ) -> tuple[list[Expanded], list[Finding]]:
-    findings: list[Finding] = []
-    tj = load(job)
-    spec = tj.get("spec") if isinstance(tj.get("spec"), dict) else {}
-    ver = version or infer_version(job.data)
-    allowed = TV2.spec_fields(ver)
+@dataclass
+class _Build:
+    """What the controller's steps share while it builds one TrainJob's JobSet."""
+    job: Document
+    spec: dict                       # the TrainJob's spec (a fresh copy)
+    trainer: dict                    # its spec.trainer
+    version: str
+    rt_doc: Document
+    runtime: dict                    # the runtime (a fresh copy)
+    rt_spec: dict
+    template: dict                   # runtime spec.template (the JobSet template)
+    js_spec: dict
+    rjobs: list
+    trace: Trace = field(default_factory=Trace)
+    findings: list = field(default_factory=list)
+    facts: dict = field(default_factory=dict)
+    js_labels: dict = field(default_factory=dict)
+    js_annotations: dict = field(default_factory=dict)
+    label_origin: dict = field(default_factory=dict)
+
+    @property
+    def names(self) -> list[str]:
+        return [str(r.get("name")) for r in self.rjobs if isinstance(r, dict)]
+
+
+SPEC = ("spec",)   # paths below are in the JobSet object: its spec is the runtime's spec.template.spec
+
+
+def _check_release_fields(job: Document, spec: dict, version: str) -> list[Finding]:
+    """Fields the TrainJob of this Trainer release does not have, and 2.2+'s integer numProcPerNode."""
+    out = []
+    allowed = TV2.spec_fields(version)
     for key in spec:
         if key not in allowed:
             other = [v for v in TV2.TRAINJOB_SPEC_FIELDS if key in TV2.TRAINJOB_SPEC_FIELDS[v]]
             hint = f" (a Trainer {'/'.join(other)} field" + (
                 "; 2.2+ has runtimePatches instead)" if key == "podTemplateOverrides" else
                 "; 2.1 has podTemplateOverrides instead)" if key == "runtimePatches" else ")") if other else ""
-            findings.append(job.finding(RULE, f"spec.{key} is not a field of TrainJob in Trainer {ver}{hint}",
-                                        ("spec", key)))
+            out.append(job.finding(RULE, f"spec.{key} is not a field of TrainJob in Trainer {version}{hint}",
+                                   ("spec", key)))
     trainer = spec.get("trainer") if isinstance(spec.get("trainer"), dict) else {}
     npp = trainer.get("numProcPerNode")
-    if TV2.has_runtime_patches(ver) and npp is not None and as_int(npp) is None:
-        findings.append(job.finding(RULE, f"numProcPerNode {npp!r}: Trainer {ver} takes an integer only "
-                                    "(2.1 also took auto/cpu/gpu)", ("spec", "trainer", "numProcPerNode")))
+    if TV2.has_runtime_patches(version) and npp is not None and as_int(npp) is None:
+        out.append(job.finding(RULE, f"numProcPerNode {npp!r}: Trainer {version} takes an integer only "
+                               "(2.1 also took auto/cpu/gpu)", ("spec", "trainer", "numProcPerNode")))
+    return out
+
+
+def _apply_overrides(b: _Build) -> None:
+    """2.1 podTemplateOverrides: a strategic merge on each target job's pod template (trainingruntime.go)."""
+    for i, ov in enumerate(b.spec.get("podTemplateOverrides") or []):
+        opath = ("spec", "podTemplateOverrides", i)
+        targets = [t.get("name") for t in (ov.get("targetJobs") or []) if isinstance(t, dict)]
+        for j, t in enumerate(targets):
+            if t not in b.names:
+                b.findings.append(b.job.finding(RULE, f"targetJobs {t!r} is not a replicated job of runtime "
+                                                      f"{b.rt_doc.name!r} (it has: {', '.join(b.names) or 'none'})",
+                                                opath + ("targetJobs", j, "name")))
+        for k, rj in enumerate(b.rjobs):
+            if rj.get("name") not in targets:
+                continue
+            pod_tmpl = ensure_dict(ensure_dict(ensure_dict(rj, "template"), "spec"), "template")
+            ppath = SPEC + ("replicatedJobs", k, "template", "spec", "template")
+            patch: dict = {}
+            meta = ov.get("metadata") or {}
+            pmeta = {x: meta[x] for x in ("labels", "annotations") if meta.get(x) is not None}
+            if pmeta:
+                patch["metadata"] = pmeta
+            if isinstance(ov.get("spec"), dict):
+                b.findings += _check_containers(b.job, ensure_dict(pod_tmpl, "spec"), ov["spec"], opath + ("spec",),
+                                                rj.get("name"))
+                patch["spec"] = ov["spec"]
+            strategic_merge(pod_tmpl, patch, ppath, b.trace,
+                            f"TrainJob spec.podTemplateOverrides[{i}] (strategic merge, trainingruntime.go)")
+
+
+def _apply_patches(b: _Build) -> None:
+    """2.2+ runtimePatches: a strategic merge on each named replicated job's Job template; the JobSet-level
+    labels and annotations propagated (trainingruntime.go)."""
+    for i, rp in enumerate(b.spec.get("runtimePatches") or []):
+        tmpl = ((rp.get("trainingRuntimeSpec") or {}).get("template") or {}) if isinstance(rp, dict) else {}
+        rpath = ("spec", "runtimePatches", i, "trainingRuntimeSpec", "template")
+        manager = rp.get("manager", "") if isinstance(rp, dict) else ""
+        origin = f"TrainJob spec.runtimePatches[{i}] (manager {manager}; strategic merge, trainingruntime.go)"
+        tmeta = tmpl.get("metadata") or {}
+        for k, v in (tmeta.get("labels") or {}).items():
+            b.js_labels[k] = v
+            b.label_origin[("metadata", "labels", k)] = origin
+        for k, v in (tmeta.get("annotations") or {}).items():
+            b.js_annotations[k] = v
+            b.label_origin[("metadata", "annotations", k)] = origin
+        for j, pj in enumerate(((tmpl.get("spec") or {}).get("replicatedJobs") or [])):
+            if not isinstance(pj, dict):
+                continue
+            jpath = rpath + ("spec", "replicatedJobs", j)
+            if pj.get("name") not in b.names:
+                b.findings.append(b.job.finding(RULE, f"replicated job {pj.get('name')!r} is not in runtime "
+                                                      f"{b.rt_doc.name!r} (it has: {', '.join(b.names) or 'none'})",
+                                                jpath + ("name",)))
+                continue
+            k = b.names.index(pj.get("name"))
+            if not isinstance(pj.get("template"), dict):
+                continue
+            ppod = (((pj["template"].get("spec") or {}).get("template") or {}).get("spec"))
+            if isinstance(ppod, dict):
+                b.findings += _check_containers(b.job, _pod_spec(b.rjobs[k]), ppod,
+                                                jpath + ("template", "spec", "template", "spec"), pj.get("name"))
+            strategic_merge(ensure_dict(b.rjobs[k], "template"), pj["template"],
+                            SPEC + ("replicatedJobs", k, "template"), b.trace, origin)
+
+
+def _trainer_job(b: _Build, nodes: int, nodes_why: str) -> tuple[int, dict, tuple] | None:
+    """builder.go Trainer: the trainer job gets 1 replica, parallelism = completions = nodes, and the `node`
+    container spec.trainer's image, command, args, resources (the block replaced) and env (upserted).
+    Returns (job index, node container, its path), or None (with a finding) when there is none."""
+    k = next((k for k, rj in enumerate(b.rjobs) if _ancestor(rj) == TV2.ANCESTOR_TRAINER), None)
+    if k is None:
+        k = next((k for k, rj in enumerate(b.rjobs) if rj.get("name") == TV2.NODE), None)
+    if k is None:
+        b.findings.append(b.rt_doc.finding(RULE, f"runtime has no replicated job labelled {TV2.ANCESTOR_LABEL}: "
+                                                 f"{TV2.ANCESTOR_TRAINER}: the TrainJob's trainer settings apply nowhere",
+                                           ("spec", "template", "spec", "replicatedJobs")))
+        return None
+    rj = b.rjobs[k]
+    b.facts["trainer_job"] = str(rj.get("name"))
+    jp = SPEC + ("replicatedJobs", k)
+    put(rj, "replicas", INJ.V2_TRAINER_JOB_REPLICAS, jp, b.trace, f"{BUILDER}: the trainer job always has 1 replica")
+    jspec = ensure_dict(ensure_dict(rj, "template"), "spec")
+    for key in ("parallelism", "completions"):
+        put(jspec, key, nodes, jp + ("template", "spec"), b.trace, f"{BUILDER}: node count, from {nodes_why}")
+    pod_spec = _pod_spec(rj)
+    ci = find(pod_spec.get("containers"), "name", TV2.NODE)
+    if ci < 0:
+        b.findings.append(b.rt_doc.finding(RULE, f"trainer job {rj.get('name')!r} has no container named {TV2.NODE!r}: "
+                                                 "image, command, env and PET_* go into that container only",
+                                           ("spec", "template", "spec", "replicatedJobs", k, "template", "spec",
+                                            "template", "spec", "containers")))
+        return None
+    c = pod_spec["containers"][ci]
+    cp = jp + ("template", "spec", "template", "spec", "containers", ci)
+    src = "TrainJob spec.trainer"
+    for key in ("image", "command", "args"):
+        if b.trainer.get(key) is not None:
+            put(c, key, clone(b.trainer[key]), cp, b.trace, f"{BUILDER}: {src}.{key}")
+    res = b.trainer.get("resourcesPerNode")
+    if isinstance(res, dict) and (res.get("limits") is not None or res.get("requests") is not None):
+        block = {key: clone(res[key]) for key in ("limits", "requests") if res.get(key) is not None}
+        put(c, "resources", block, cp, b.trace, f"{BUILDER}: {src}.resourcesPerNode (replaces the block)")
+    for e in b.trainer.get("env") or []:
+        if isinstance(e, dict):
+            upsert(ensure_list(c, "env"), "name", clone(e), cp + ("env",), b.trace, f"{BUILDER}: {src}.env (upsert by name)")
+    return k, c, cp
+
+
+def _torch_policy(b: _Build, ml: dict, nodes: int, nodes_why: str, c: dict, cp: tuple) -> None:
+    """torch.go EnforceMLPolicy: numProcPerNode, the PET_* env (upserted), the rendezvous port, and what the
+    summary shows (master, world size)."""
+    npp = b.trainer.get("numProcPerNode")
+    res = b.trainer.get("resourcesPerNode")
+    npp_value = npp if npp is not None else ml["torch"].get("numProcPerNode")
+    nproc, nproc_why = num_proc_per_node(npp_value, res)
+    b.facts["nproc_per_node"] = nproc
+    env = ensure_list(c, "env")
+    injected = [
+        ({"name": INJ.V2_ENV_NNODES, "value": str(nodes)}, f"node count, from {nodes_why}"),
+        ({"name": INJ.V2_ENV_NPROC, "value": nproc}, nproc_why),
+        ({"name": INJ.V2_ENV_NODE_RANK, "valueFrom": {"fieldRef": {"fieldPath": INJ.V2_COMPLETION_INDEX_FIELD}}},
+         "the Job completion index"),
+        ({"name": INJ.V2_ENV_MASTER_ADDR, "value": TV2.master_address(b.job.name)}, "<trainjob>-node-0-0.<trainjob>"),
+        ({"name": INJ.V2_ENV_MASTER_PORT, "value": str(TV2.TRAINER_PORT)}, "ContainerTrainerPort"),
+    ]
+    if list(b.trainer.get("command") or []) == TV2.TORCHTUNE_ENTRYPOINT:
+        injected = injected[:3]  # torchtune: the rendezvous goes on the command line instead
+    for entry, why in injected:
+        upsert(env, "name", entry, cp + ("env",), b.trace, f"{TORCH}: {why}")
+    ports = ensure_list(c, "ports")
+    upsert(ports, "containerPort", {"containerPort": TV2.TRAINER_PORT}, cp + ("ports",), b.trace,
+           f"{TORCH}: port for the JobSet's headless service")
+    b.facts["master"] = f"{TV2.master_address(b.job.name)}:{TV2.TRAINER_PORT}"
+    if as_int(nproc) is not None:
+        b.facts["world_size"] = nodes * int(nproc)
+    elif nproc == "auto" and isinstance(res, dict):
+        # torchrun's own "auto": one process per visible GPU (the GPUs resourcesPerNode asks for).
+        gpus = max((as_int(v, 0) for sec in ("limits", "requests") for k, v in (res.get(sec) or {}).items()
+                    if INJ.V2_GPU_MARKER in str(k).lower()), default=0)
+        if gpus:
+            b.facts["nproc_effective"] = gpus
+            b.facts["world_size"] = nodes * gpus
+
+
+def _plain_ml(b: _Build, rj: dict, c: dict, nodes: int) -> None:
+    """plainml.go: nothing injected beyond the node count and trainer.env; a TensorFlow runtime of this
+    project's convention gets each pod's TF_CONFIG as its entrypoint builds it (kdt.operators.tensorflow)."""
+    env_map = {e.get("name"): (None if "valueFrom" in e else e.get("value"))   # valueFrom entries map to None
+               for e in c.get("env") or [] if isinstance(e, dict)}
+    cfgs = TF.pod_tf_configs(env_map, b.job.name, str(rj.get("name")), 0, nodes, JS.subdomain(b.js_spec, b.job.name))
+    if cfgs is not None:
+        b.facts["tf_config"] = cfgs
+        b.facts["world_size"] = nodes
+
+
+def _initializers(b: _Build) -> None:
+    """builder.go Initializer: initializer jobs get 1 replica, STORAGE_URI and their env from spec.initializer."""
+    init = b.spec.get("initializer") if isinstance(b.spec.get("initializer"), dict) else {}
+    for k, rjob in enumerate(b.rjobs):
+        anc = _ancestor(rjob)
+        if anc not in (TV2.DATASET_INITIALIZER, TV2.MODEL_INITIALIZER):
+            continue
+        jp = SPEC + ("replicatedJobs", k)
+        put(rjob, "replicas", 1, jp, b.trace, f"{BUILDER}: initializer jobs have 1 replica")
+        field_name = "dataset" if anc == TV2.DATASET_INITIALIZER else "model"
+        which = init.get(field_name)
+        pspec = _pod_spec(rjob)
+        ci = find(pspec.get("containers"), "name", anc)
+        if ci < 0 or not isinstance(which, dict):
+            continue
+        cont = pspec["containers"][ci]
+        cp = jp + ("template", "spec", "template", "spec", "containers", ci, "env")
+        if which.get("storageUri") is not None:
+            upsert(ensure_list(cont, "env"), "name", {"name": INJ.V2_INITIALIZER_ENV_STORAGE_URI, "value": which["storageUri"]},
+                   cp, b.trace, f"{BUILDER}: TrainJob spec.initializer.{field_name}.storageUri")
+        for e in which.get("env") or []:
+            if isinstance(e, dict):
+                upsert(ensure_list(cont, "env"), "name", clone(e), cp, b.trace,
+                       f"{BUILDER}: TrainJob spec.initializer.{field_name}.env")
+
+
+def _jobset_object(b: _Build) -> dict:
+    """The JobSet: named after the TrainJob, the runtime's (and 2.1 spec's) labels and annotations, the
+    merged spec; and each pod's hostname for the summary."""
+    obj = type(b.runtime)()
+    obj["apiVersion"] = JS.API_VERSION
+    obj["kind"] = JS.KIND
+    meta = type(b.runtime)()
+    meta["name"] = b.job.name
+    b.trace.note(("metadata", "name"), "Trainer: the JobSet is named after the TrainJob")
+    if b.job.namespace:
+        meta["namespace"] = b.job.namespace
+    for k, v in (b.spec.get("labels") or {}).items():   # 2.1 spec.labels override the runtime's
+        b.js_labels[k] = v
+        b.label_origin[("metadata", "labels", k)] = "TrainJob spec.labels"
+    for k, v in (b.spec.get("annotations") or {}).items():
+        b.js_annotations[k] = v
+        b.label_origin[("metadata", "annotations", k)] = "TrainJob spec.annotations"
+    if b.js_labels:
+        meta["labels"] = b.js_labels
+    if b.js_annotations:
+        meta["annotations"] = b.js_annotations
+    for p, o in b.label_origin.items():
+        b.trace.note(p, o)
+    obj["metadata"] = meta
+    obj["spec"] = b.js_spec
+    pods = []
+    for rjob in b.rjobs:
+        reps = as_int(rjob.get("replicas"), 1)
+        par = as_int(((rjob.get("template") or {}).get("spec") or {}).get("parallelism"), 1)
+        for ji in range(reps):
+            for pi in range(par):
+                pods.append(INJ.jobset_hostname(b.job.name, str(rjob.get("name")), ji, pi))
+    b.facts["pods"] = pods
+    return obj
+
+
+def expand(job: Document, docs: list[Document], load: LoadFn, version: str | None = None
+           ) -> tuple[list[Expanded], list[Finding]]:
+    tj = load(job)
+    spec = tj.get("spec") if isinstance(tj.get("spec"), dict) else {}
+    ver = version or infer_version(job.data)
+    findings = _check_release_fields(job, spec, ver)
     rt_doc = find_runtime(job, docs)
-    ref = spec.get("runtimeRef") or {}
     if rt_doc is None:
+        ref = spec.get("runtimeRef") or {}
         kind = ref.get("kind") or TV2.DEFAULT_RUNTIME_KIND
         findings.append(job.finding(RULE, f"runtimeRef {kind} {ref.get('name')!r} is not among the rendered documents; "
                                     "add its YAML to the inputs to preview the JobSet", ("spec", "runtimeRef", "name")))
@@ -143,213 +393,40 @@ def expand(job: Document, docs: list[Document], load: LoadFn, version: str | Non
     runtime = load(rt_doc)
     rt_spec = runtime.get("spec") or {}
     template = rt_spec.get("template") if isinstance(rt_spec.get("template"), dict) else {}
-    base = clone(template)
     js_spec = template.get("spec") if isinstance(template.get("spec"), dict) else {}
-    rjobs = js_spec.get("replicatedJobs") if isinstance(js_spec.get("replicatedJobs"), list) else []
-    trace = Trace()
-    sp = ("spec",)
-    names = [str(r.get("name")) for r in rjobs if isinstance(r, dict)]
+    b = _Build(job, spec, spec.get("trainer") if isinstance(spec.get("trainer"), dict) else {}, ver, rt_doc, runtime,
+               rt_spec, template, js_spec, js_spec.get("replicatedJobs") if isinstance(js_spec.get("replicatedJobs"), list) else [],
+               js_labels=dict((template.get("metadata") or {}).get("labels") or {}),
+               js_annotations=dict((template.get("metadata") or {}).get("annotations") or {}))
+    base = clone(template)
 
-    # ---- 1. overrides / patches
-    js_labels: dict = dict((template.get("metadata") or {}).get("labels") or {})
-    js_annotations: dict = dict((template.get("metadata") or {}).get("annotations") or {})
-    label_origin: dict = {}
-    for i, ov in enumerate(spec.get("podTemplateOverrides") or []):
-        opath = ("spec", "podTemplateOverrides", i)
-        targets = [t.get("name") for t in (ov.get("targetJobs") or []) if isinstance(t, dict)]
-        for j, t in enumerate(targets):
-            if t not in names:
-                findings.append(job.finding(RULE, f"targetJobs {t!r} is not a replicated job of runtime {rt_doc.name!r} "
-                                            f"(it has: {', '.join(names) or 'none'})", opath + ("targetJobs", j, "name")))
-        for k, rj in enumerate(rjobs):
-            if rj.get("name") not in targets:
-                continue
-            pod_tmpl = ensure_dict(ensure_dict(ensure_dict(rj, "template"), "spec"), "template")
-            ppath = sp + ("replicatedJobs", k, "template", "spec", "template")
-            patch: dict = {}
-            meta = ov.get("metadata") or {}
-            pmeta = {x: meta[x] for x in ("labels", "annotations") if meta.get(x) is not None}
-            if pmeta:
-                patch["metadata"] = pmeta
-            if isinstance(ov.get("spec"), dict):
-                findings += _check_containers(job, ensure_dict(pod_tmpl, "spec"), ov["spec"], opath + ("spec",), rj.get("name"))
-                patch["spec"] = ov["spec"]
-            strategic_merge(pod_tmpl, patch, ppath, trace, f"TrainJob spec.podTemplateOverrides[{i}] (strategic merge, trainingruntime.go)")
-    for i, rp in enumerate(spec.get("runtimePatches") or []):
-        tmpl = ((rp.get("trainingRuntimeSpec") or {}).get("template") or {}) if isinstance(rp, dict) else {}
-        rpath = ("spec", "runtimePatches", i, "trainingRuntimeSpec", "template")
-        manager = rp.get("manager", "") if isinstance(rp, dict) else ""
-        origin = f"TrainJob spec.runtimePatches[{i}] (manager {manager}; strategic merge, trainingruntime.go)"
-        tmeta = tmpl.get("metadata") or {}
-        for k, v in (tmeta.get("labels") or {}).items():
-            js_labels[k] = v
-            label_origin[("metadata", "labels", k)] = origin
-        for k, v in (tmeta.get("annotations") or {}).items():
-            js_annotations[k] = v
-            label_origin[("metadata", "annotations", k)] = origin
-        for j, pj in enumerate(((tmpl.get("spec") or {}).get("replicatedJobs") or [])):
-            if not isinstance(pj, dict):
-                continue
-            jpath = rpath + ("spec", "replicatedJobs", j)
-            if pj.get("name") not in names:
-                findings.append(job.finding(RULE, f"replicated job {pj.get('name')!r} is not in runtime {rt_doc.name!r} "
-                                            f"(it has: {', '.join(names) or 'none'})", jpath + ("name",)))
-                continue
-            k = names.index(pj.get("name"))
-            if not isinstance(pj.get("template"), dict):
-                continue
-            ppod = (((pj["template"].get("spec") or {}).get("template") or {}).get("spec"))
-            if isinstance(ppod, dict):
-                findings += _check_containers(job, _pod_spec(rjobs[k]), ppod,
-                                              jpath + ("template", "spec", "template", "spec"), pj.get("name"))
-            strategic_merge(ensure_dict(rjobs[k], "template"), pj["template"],
-                            sp + ("replicatedJobs", k, "template"), trace, origin)
-    if findings:
-        return [], findings
+    # 1. the runtime's template with the TrainJob's overrides (2.1) or patches (2.2+)
+    _apply_overrides(b)
+    _apply_patches(b)
+    if b.findings:
+        return [], b.findings
 
-    # ---- 2/3. trainer job: nodes, trainer fields, torch env
+    # 2. the trainer job (JobSet builder), then the ML policy's plugin
     ml = rt_spec.get("mlPolicy") if isinstance(rt_spec.get("mlPolicy"), dict) else {}
-    nodes = as_int(trainer.get("numNodes"))
+    nodes = as_int(b.trainer.get("numNodes"))
     nodes_why = "TrainJob spec.trainer.numNodes"
     if nodes is None:
-        nodes, nodes_why = as_int(ml.get("numNodes"), 1), "runtime spec.mlPolicy.numNodes" if ml.get("numNodes") is not None else "default 1"
-    trainer_k = next((k for k, rj in enumerate(rjobs) if _ancestor(rj) == TV2.ANCESTOR_TRAINER), None)
-    if trainer_k is None:
-        trainer_k = next((k for k, rj in enumerate(rjobs) if rj.get("name") == TV2.NODE), None)
-    facts: dict = {"nodes": nodes, "version": ver, "runtime": f"{rt_doc.kind}/{rt_doc.name}"}
-    if trainer_k is None:
-        findings.append(rt_doc.finding(RULE, f"runtime has no replicated job labelled {TV2.ANCESTOR_LABEL}: "
-                                       f"{TV2.ANCESTOR_TRAINER}: the TrainJob's trainer settings apply nowhere",
-                                       ("spec", "template", "spec", "replicatedJobs")))
-        return [], findings
-    rj = rjobs[trainer_k]
-    facts["trainer_job"] = str(rj.get("name"))
-    jp = sp + ("replicatedJobs", trainer_k)
-    put(rj, "replicas", INJ.V2_TRAINER_JOB_REPLICAS, jp, trace, f"{BUILDER}: the trainer job always has 1 replica")
-    jspec = ensure_dict(ensure_dict(rj, "template"), "spec")
-    for key in ("parallelism", "completions"):
-        put(jspec, key, nodes, jp + ("template", "spec"), trace, f"{BUILDER}: node count, from {nodes_why}")
-    pod_spec = _pod_spec(rj)
-    pp = jp + ("template", "spec", "template", "spec")
-    ci = find(pod_spec.get("containers"), "name", TV2.NODE)
-    if ci < 0:
-        findings.append(rt_doc.finding(RULE, f"trainer job {rj.get('name')!r} has no container named {TV2.NODE!r}: "
-                                       "image, command, env and PET_* go into that container only",
-                                       ("spec", "template", "spec", "replicatedJobs", trainer_k, "template", "spec",
-                                        "template", "spec", "containers")))
-        return [], findings
-    c = pod_spec["containers"][ci]
-    cp = pp + ("containers", ci)
-    src = "TrainJob spec.trainer"
-    for key in ("image", "command", "args"):
-        if trainer.get(key) is not None:
-            put(c, key, clone(trainer[key]), cp, trace, f"{BUILDER}: {src}.{key}")
-    res = trainer.get("resourcesPerNode")
-    if isinstance(res, dict) and (res.get("limits") is not None or res.get("requests") is not None):
-        block = {k: clone(res[k]) for k in ("limits", "requests") if res.get(k) is not None}
-        put(c, "resources", block, cp, trace, f"{BUILDER}: {src}.resourcesPerNode (replaces the block)")
-    env = c.get("env") if isinstance(c.get("env"), list) else None
-    for e in trainer.get("env") or []:
-        if isinstance(e, dict):
-            env = ensure_list(c, "env")
-            upsert(env, "name", clone(e), cp + ("env",), trace, f"{BUILDER}: {src}.env (upsert by name)")
+        nodes = as_int(ml.get("numNodes"), 1)
+        nodes_why = "runtime spec.mlPolicy.numNodes" if ml.get("numNodes") is not None else "default 1"
+    b.facts.update({"nodes": nodes, "version": ver, "runtime": f"{rt_doc.kind}/{rt_doc.name}"})
+    built = _trainer_job(b, nodes, nodes_why)
+    if built is None:
+        return [], b.findings
+    k, c, cp = built
     if isinstance(ml.get("torch"), dict):
-        npp_value = npp if npp is not None else ml["torch"].get("numProcPerNode")
-        nproc, nproc_why = num_proc_per_node(npp_value, res)
-        facts["nproc_per_node"] = nproc
-        env = ensure_list(c, "env")
-        injected = [
-            ({"name": INJ.V2_ENV_NNODES, "value": str(nodes)}, f"node count, from {nodes_why}"),
-            ({"name": INJ.V2_ENV_NPROC, "value": nproc}, nproc_why),
-            ({"name": INJ.V2_ENV_NODE_RANK, "valueFrom": {"fieldRef": {"fieldPath": INJ.V2_COMPLETION_INDEX_FIELD}}},
-             "the Job completion index"),
-            ({"name": INJ.V2_ENV_MASTER_ADDR, "value": TV2.master_address(job.name)}, "<trainjob>-node-0-0.<trainjob>"),
-            ({"name": INJ.V2_ENV_MASTER_PORT, "value": str(TV2.TRAINER_PORT)}, "ContainerTrainerPort"),
-        ]
-        if list(trainer.get("command") or []) == TV2.TORCHTUNE_ENTRYPOINT:
-            injected = injected[:3]  # torchtune: the rendezvous goes on the command line instead
-        for entry, why in injected:
-            upsert(env, "name", entry, cp + ("env",), trace, f"{TORCH}: {why}")
-        ports = ensure_list(c, "ports")
-        upsert(ports, "containerPort", {"containerPort": TV2.TRAINER_PORT}, cp + ("ports",), trace,
-               f"{TORCH}: port for the JobSet's headless service")
-        master = TV2.master_address(job.name)
-        facts["master"] = f"{master}:{TV2.TRAINER_PORT}"
-        if as_int(nproc) is not None:
-            facts["world_size"] = nodes * int(nproc)
-        elif nproc == "auto" and isinstance(res, dict):
-            # torchrun's own "auto": one process per visible GPU (the GPUs resourcesPerNode asks for).
-            gpus = max((as_int(v, 0) for sec in ("limits", "requests") for k, v in (res.get(sec) or {}).items()
-                        if INJ.V2_GPU_MARKER in str(k).lower()), default=0)
-            if gpus:
-                facts["nproc_effective"] = gpus
-                facts["world_size"] = nodes * gpus
-
-    sources = [k for k in ml if k != "numNodes"]
-    facts["ml_policy"] = sources[0] if sources else "none"
+        _torch_policy(b, ml, nodes, nodes_why, c, cp)
+    sources = [key for key in ml if key != "numNodes"]
+    b.facts["ml_policy"] = sources[0] if sources else "none"
     if not sources:
-        # PlainML: nothing injected beyond the node count and trainer.env. valueFrom entries map to None.
-        env_map = {e.get("name"): (None if "valueFrom" in e else e.get("value"))
-                   for e in c.get("env") or [] if isinstance(e, dict)}
-        cfgs = TF.pod_tf_configs(env_map, job.name, str(rj.get("name")), 0, nodes, JS.subdomain(js_spec, job.name))
-        if cfgs is not None:
-            facts["tf_config"] = cfgs
-            facts["world_size"] = nodes
+        _plain_ml(b, b.rjobs[k], c, nodes)
 
-    # ---- initializers (builder.go Initializer)
-    init = spec.get("initializer") if isinstance(spec.get("initializer"), dict) else {}
-    for k, rjob in enumerate(rjobs):
-        anc = _ancestor(rjob)
-        if anc not in (TV2.DATASET_INITIALIZER, TV2.MODEL_INITIALIZER):
-            continue
-        jp2 = sp + ("replicatedJobs", k)
-        put(rjob, "replicas", 1, jp2, trace, f"{BUILDER}: initializer jobs have 1 replica")
-        which = init.get("dataset" if anc == TV2.DATASET_INITIALIZER else "model")
-        pspec = _pod_spec(rjob)
-        ci2 = find(pspec.get("containers"), "name", anc)
-        if ci2 < 0 or not isinstance(which, dict):
-            continue
-        cont = pspec["containers"][ci2]
-        cp2 = jp2 + ("template", "spec", "template", "spec", "containers", ci2, "env")
-        field_name = "dataset" if anc == TV2.DATASET_INITIALIZER else "model"
-        if which.get("storageUri") is not None:
-            upsert(ensure_list(cont, "env"), "name", {"name": INJ.V2_INITIALIZER_ENV_STORAGE_URI, "value": which["storageUri"]},
-                   cp2, trace, f"{BUILDER}: TrainJob spec.initializer.{field_name}.storageUri")
-        for e in which.get("env") or []:
-            if isinstance(e, dict):
-                upsert(ensure_list(cont, "env"), "name", clone(e), cp2, trace,
-                       f"{BUILDER}: TrainJob spec.initializer.{field_name}.env")
-
-    # ---- the JobSet
-    obj = type(runtime)()
-    obj["apiVersion"] = f"{JS.GROUP}/v1alpha2"
-    obj["kind"] = JS.KIND
-    meta = type(runtime)()
-    meta["name"] = job.name
-    trace.note(("metadata", "name"), "Trainer: the JobSet is named after the TrainJob")
-    if job.namespace:
-        meta["namespace"] = job.namespace
-    for k, v in (spec.get("labels") or {}).items():   # 2.1 spec.labels override the runtime's
-        js_labels[k] = v
-        label_origin[("metadata", "labels", k)] = "TrainJob spec.labels"
-    for k, v in (spec.get("annotations") or {}).items():
-        js_annotations[k] = v
-        label_origin[("metadata", "annotations", k)] = "TrainJob spec.annotations"
-    if js_labels:
-        meta["labels"] = js_labels
-    if js_annotations:
-        meta["annotations"] = js_annotations
-    for p, o in label_origin.items():
-        trace.note(p, o)
-    obj["metadata"] = meta
-    obj["spec"] = js_spec
-    pods = []
-    for k, rjob in enumerate(rjobs):
-        reps = as_int(rjob.get("replicas"), 1)
-        par = as_int(((rjob.get("template") or {}).get("spec") or {}).get("parallelism"), 1)
-        for ji in range(reps):
-            for pi in range(par):
-                pods.append(INJ.jobset_hostname(job.name, str(rjob.get("name")), ji, pi))
-    facts["pods"] = pods
+    # 3. the initializers, and the JobSet itself
+    _initializers(b)
+    obj = _jobset_object(b)
     return [Expanded(obj=obj, source=job, base=base, base_doc=rt_doc, base_path=("spec", "template"),
-                     trace=trace, facts=facts)], findings
+                     trace=b.trace, facts=b.facts)], b.findings

@@ -13,13 +13,9 @@ from .. import versions
 from ..documents import Document
 from ..findings import Finding
 from .config import Config
-# The subpackage kdt.lint.rules is loaded first, so that the function `rules` below keeps the name:
-# Python binds a subpackage to its parent's attribute when it first loads it, and would otherwise
-# replace the function the first time anything imports kdt.lint.rules.<module>.
-from . import rules as _rules_package  # noqa: F401,E402
-from .engine import IGNORE_ANNOTATION_PREFIX, Rule, apply_ignores, rules, run_rules  # noqa: E402
+from .engine import IGNORE_ANNOTATION_PREFIX, Rule, all_rules, apply_ignores, run_rules
 
-__all__ = ["lint_documents", "lint_target", "rules", "Rule", "Config", "IGNORE_ANNOTATION_PREFIX",
+__all__ = ["lint_documents", "lint_target", "all_rules", "Rule", "Config", "IGNORE_ANNOTATION_PREFIX",
            "target_trainer_version"]
 
 

@@ -79,8 +79,8 @@ def load(path: str | None = None) -> Config:
 
 
 def parse(data, file: str = "<config>") -> Config:
-    from .engine import rules
-    known = rules()
+    from .engine import all_rules
+    known = all_rules()
     if not isinstance(data, dict):
         raise UsageError(f"{file}: config must be a mapping with `rules` and/or `ignore`")
     extra = set(data) - {"rules", "ignore"}

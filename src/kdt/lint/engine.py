@@ -78,7 +78,7 @@ class Context:
 _RULES: dict[str, Rule] | None = None
 
 
-def rules() -> dict[str, Rule]:
+def all_rules() -> dict[str, Rule]:
     """Every rule module under kdt.lint.rules, by ID, sorted."""
     global _RULES
     if _RULES is None:
@@ -115,7 +115,7 @@ def apply_ignores(findings: list[Finding], docs: list[Document], config, strict:
     """Drop findings ignored by annotation or config (not under strict); report ignores without reason."""
     out: list[Finding] = []
     by_doc = {(d.file, d.index, d.prefix): d for d in docs}
-    known = rules()
+    known = all_rules()
     engine: list[Finding] = []
     for d in docs:
         for rid, reason in annotation_ignores(d).items():
@@ -165,7 +165,7 @@ def relevel(f: Finding, level: str | None) -> Finding:
 def run_rules(docs: list[Document], trainer_version: str, config=None, only_scope: str = "documents",
               target=None, run_docs: list[Document] | None = None) -> list[Finding]:
     out: list[Finding] = []
-    for rule in rules().values():
+    for rule in all_rules().values():
         if rule.scope != only_scope:
             continue
         if config is not None and not config.enabled(rule.id):

@@ -1,129 +1,56 @@
-"""Where the pods are: pod templates and containers of every workload kind a rule looks at.
+"""Where the pods are, for the rules: pod templates and containers of every kind the registry knows.
 
-Paths are JSON paths inside the document (lists of keys and indexes), so a rule
+Each kind declares its own pod templates (kdt.kinds); this module is the rules' view of them plus
+readers of containers. Paths are JSON paths inside the document (lists of keys and indexes), so a rule
 can hand them to `Document.finding` unchanged.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Iterator
 
+from .. import kinds as K
 from ..documents import Document
+from ..errors import MALFORMED
+from ..expand.model import Loader
+from ..fields import as_dict, as_int, as_list
+from ..kinds import PodTemplate
 from ..operators import trainer_v2 as TV2
+from ..resources import GPU_SUFFIX, container_gpus, resources
 
-GPU_SUFFIX = "/gpu"   # nvidia.com/gpu, amd.com/gpu, ...
-
-
-@dataclass
-class PodTemplate:
-    doc: Document
-    path: tuple          # path of the pod spec (the mapping with `containers`)
-    spec: dict
-    role: str = ""       # PyTorchJob replica type, replicated job name, ...
-    replicas: int | None = None
-
-
-def _d(v: Any) -> dict:
-    return v if isinstance(v, dict) else {}
-
-
-def _l(v: Any) -> list:
-    return v if isinstance(v, list) else []
-
-
-def as_int(v: Any) -> int | None:
-    if isinstance(v, bool):
-        return None
-    try:
-        return int(str(v))
-    except (TypeError, ValueError):
-        return None
+__all__ = ["PodTemplate", "GPU_SUFFIX", "as_int", "pod_templates", "containers", "all_containers", "resources",
+           "gpu_count", "command_line", "env_list", "runtime_for", "runtime_jobs", "job_containers",
+           "trainer_pod", "image_of"]
 
 
 def pod_templates(doc: Document) -> Iterator[PodTemplate]:
-    d = doc.data
-    spec = _d(d.get("spec"))
-    kind = doc.kind
-    if kind == "PyTorchJob" or (kind.endswith("Job") and doc.group == "kubeflow.org"):
-        for key, rs in _d(spec.get("pytorchReplicaSpecs") or spec.get(f"{kind[0].lower()}{kind[1:-3]}ReplicaSpecs")).items():
-            ps = _d(_d(_d(rs).get("template")).get("spec"))
-            yield PodTemplate(doc, ("spec", "pytorchReplicaSpecs", key, "template", "spec"), ps, key,
-                              as_int(_d(rs).get("replicas", 1)))
-    elif kind in ("Deployment", "StatefulSet", "ReplicaSet", "DaemonSet", "Job", "ReplicationController"):
-        yield PodTemplate(doc, ("spec", "template", "spec"), _d(_d(spec.get("template")).get("spec")), kind,
-                          as_int(spec.get("replicas", 1)) if kind != "DaemonSet" else None)
-    elif kind == "CronJob":
-        ps = _d(_d(_d(_d(spec.get("jobTemplate")).get("spec")).get("template")).get("spec"))
-        yield PodTemplate(doc, ("spec", "jobTemplate", "spec", "template", "spec"), ps, kind, 1)
-    elif kind == "Pod":
-        yield PodTemplate(doc, ("spec",), spec, kind, 1)
-    elif kind == "JobSet":
-        yield from _replicated_jobs(doc, spec, ("spec",))
-    elif kind in TV2.RUNTIME_KINDS:
-        yield from _replicated_jobs(doc, _d(_d(spec.get("template")).get("spec")), ("spec", "template", "spec"))
-
-
-def _replicated_jobs(doc: Document, js_spec: dict, base: tuple) -> Iterator[PodTemplate]:
-    for i, rj in enumerate(_l(js_spec.get("replicatedJobs"))):
-        rj = _d(rj)
-        job = _d(_d(rj.get("template")).get("spec"))
-        ps = _d(_d(job.get("template")).get("spec"))
-        n = (as_int(rj.get("replicas", 1)) or 1) * (as_int(job.get("parallelism", 1)) or 1)
-        yield PodTemplate(doc, base + ("replicatedJobs", i, "template", "spec", "template", "spec"), ps,
-                          str(rj.get("name", "")), n)
+    return K.pod_templates(doc)
 
 
 def containers(pt: PodTemplate, init: bool = True) -> Iterator[tuple[tuple, dict]]:
     keys = ("containers", "initContainers") if init else ("containers",)
     for key in keys:
-        for i, c in enumerate(_l(pt.spec.get(key))):
+        for i, c in enumerate(as_list(pt.spec.get(key))):
             if isinstance(c, dict):
                 yield pt.path + (key, i), c
 
 
-def all_containers(doc: Document, init: bool = True) -> Iterator[tuple[PodTemplate, tuple, dict]]:
-    """Every container of the document, and TrainJob's spec.trainer as a container-like mapping."""
-    for pt in pod_templates(doc):
-        for path, c in containers(pt, init):
-            yield pt, path, c
-    if doc.kind == TV2.TRAINJOB:
-        trainer = doc.get(("spec", "trainer"))
-        if isinstance(trainer, dict):
-            yield None, ("spec", "trainer"), trainer
-
-
-def resources(c: dict) -> dict:
-    """Container resources; TrainJob's trainer uses resourcesPerNode."""
-    return _d(c.get("resources") or c.get("resourcesPerNode"))
+def all_containers(doc: Document, init: bool = True) -> Iterator[tuple[PodTemplate | None, tuple, dict]]:
+    """Every container of the document, and container-like fields outside pod templates (a TrainJob's
+    spec.trainer) with no pod template."""
+    return K.containers(doc, init)
 
 
 def gpu_count(c: dict) -> int:
-    res = resources(c)
-    best = 0
-    for section in ("limits", "requests"):
-        for name, v in _d(res.get(section)).items():
-            if str(name).endswith(GPU_SUFFIX):
-                best = max(best, as_int(v) or 0)
-    return best
+    return container_gpus(c)
 
 
 def command_line(c: dict) -> list[str]:
     """command + args as a flat list of strings."""
-    return [str(x) for x in _l(c.get("command")) + _l(c.get("args")) if x is not None]
+    return [str(x) for x in as_list(c.get("command")) + as_list(c.get("args")) if x is not None]
 
 
 def env_list(c: dict) -> list:
-    return _l(c.get("env"))
-
-
-def runtimes(docs: list[Document]) -> dict[tuple[str, str, str], Document]:
-    """(kind, namespace, name) -> runtime document in the stream (namespace '' for cluster-scoped)."""
-    out = {}
-    for d in docs:
-        if d.kind in TV2.RUNTIME_KINDS and d.group == TV2.GROUP:
-            ns = d.namespace if d.kind == TV2.TRAINING_RUNTIME else ""
-            out[(d.kind, ns, d.name)] = d
-    return out
+    return as_list(c.get("env"))
 
 
 def runtime_for(job: Document, docs: list[Document]) -> Document | None:
@@ -132,41 +59,34 @@ def runtime_for(job: Document, docs: list[Document]) -> Document | None:
 
 
 def runtime_jobs(runtime: Document) -> list[dict]:
-    return [j for j in _l(runtime.get(("spec", "template", "spec", "replicatedJobs"))) if isinstance(j, dict)]
+    return [j for j in as_list(runtime.get(("spec", "template", "spec", "replicatedJobs"))) if isinstance(j, dict)]
 
 
 def job_containers(rjob: dict) -> list[str]:
-    ps = _d(_d(_d(_d(rjob.get("template")).get("spec")).get("template")).get("spec"))
-    return [str(_d(c).get("name")) for k in ("containers", "initContainers") for c in _l(ps.get(k))]
-
-
-def is_workload(doc: Document) -> bool:
-    return doc.kind in ("PyTorchJob", "TrainJob", "StatefulSet", "JobSet") or doc.kind in TV2.RUNTIME_KINDS
+    ps = as_dict(as_dict(as_dict(as_dict(rjob.get("template")).get("spec")).get("template")).get("spec"))
+    return [str(as_dict(c).get("name")) for k in ("containers", "initContainers") for c in as_list(ps.get(k))]
 
 
 def trainer_pod(job: Document, runtime: Document) -> tuple[dict, dict] | None:
     """(pod spec, node container) of the trainer as the operator will run it.
 
-    The merge preview's own expansion (kdt.expand.trainer_v2): the runtime's
-    `node` job with the TrainJob's overrides or patches and spec.trainer applied.
-    None when the TrainJob cannot be expanded (other rules report why).
+    The merge preview's own expansion (the TrainJob kind's `expand`): the runtime's `node` job with the
+    TrainJob's overrides or patches and spec.trainer applied. None when the TrainJob cannot be expanded
+    (other rules report why).
     """
-    from ..expand import trainer_v2 as expand_trainer
-    from ..expand.model import Loader
-    from ..errors import MALFORMED
     try:
-        expanded, _ = expand_trainer.expand(job, [job, runtime], Loader())
+        expanded, _ = K.TRAINJOB.expand(job, K.ExpandContext([job, runtime], Loader()))
     except MALFORMED:
         return None     # a malformed TrainJob or runtime: the schema findings say where
     for e in expanded:
-        if e.kind != "JobSet":
+        if not K.JOBSET.matches(e.obj):
             continue
-        for rjob in _l(_d(e.obj.get("spec")).get("replicatedJobs")):
-            if _d(rjob).get("name") != TV2.NODE:
+        for rjob in as_list(as_dict(e.obj.get("spec")).get("replicatedJobs")):
+            if as_dict(rjob).get("name") != TV2.NODE:
                 continue
-            ps = _d(_d(_d(_d(rjob).get("template")).get("spec")).get("template")).get("spec")
-            ps = _d(ps)
-            node = next((c for c in _l(ps.get("containers")) if _d(c).get("name") == TV2.NODE), None)
+            ps = as_dict(as_dict(as_dict(as_dict(rjob).get("template")).get("spec")).get("template")).get("spec")
+            ps = as_dict(ps)
+            node = next((c for c in as_list(ps.get("containers")) if as_dict(c).get("name") == TV2.NODE), None)
             return (ps, node) if node is not None else None
     return None
 
@@ -175,3 +95,4 @@ def image_of(c: dict) -> str:
     """A container's image reference as written ('' when none)."""
     v = c.get("image")
     return v if isinstance(v, str) else ""
+

@@ -58,7 +58,7 @@ V1_LABEL_OPERATOR = "training.kubeflow.org/operator-name"
 V1_LABEL_REPLICA_TYPE = "training.kubeflow.org/replica-type"
 V1_LABEL_REPLICA_INDEX = "training.kubeflow.org/replica-index"
 V1_LABEL_JOB_ROLE = "training.kubeflow.org/job-role"
-V1_OPERATOR_NAME = "pytorchjob-controller"
+V1_OPERATOR_NAME = TO1.V1_KINDS[TO1.KIND][1]
 
 # ---------------------------------------------------------------- Trainer v2
 # pkg/runtime/framework/plugins/torch/torch.go EnforceMLPolicy (v2.1.0, v2.3.0):

@@ -10,6 +10,20 @@ GROUP = "kubeflow.org"
 API_VERSION = "kubeflow.org/v1"
 KIND = "PyTorchJob"
 
+# Every kind of the Training Operator v1 (v1.8.1, v1.9.4): kind -> (the field of its spec that maps
+# replica types to replica specs, the controller's name that labels its pods operator-name).
+# pkg/apis/kubeflow.org/v1/*_types.go (`json:"...ReplicaSpecs"`) and pkg/controller.v1/*/*_controller.go
+# (controllerName).
+V1_KINDS = {
+    "PyTorchJob": ("pytorchReplicaSpecs", "pytorchjob-controller"),
+    "TFJob": ("tfReplicaSpecs", "tfjob-controller"),
+    "MPIJob": ("mpiReplicaSpecs", "mpijob-controller"),
+    "PaddleJob": ("paddleReplicaSpecs", "paddlejob-controller"),
+    "XGBoostJob": ("xgbReplicaSpecs", "xgboostjob-controller"),
+    "JAXJob": ("jaxReplicaSpecs", "jaxjob-controller"),
+}
+REPLICA_SPECS = V1_KINDS[KIND][0]
+
 # pkg/apis/kubeflow.org/v1/pytorch_types.go (v1.8.1, v1.9.4): PytorchJobDefaultContainerName.
 # The webhook requires a container of this name in every replica, and the operator
 # injects its env and port into it only.

@@ -1,7 +1,7 @@
 """The pods a target makes, ready to start as local processes.
 
-From the merge preview's objects (PyTorchJob pods, the JobSet of a TrainJob,
-StatefulSet pods) to `LocalPod`s: names and addresses, containers with the env
+From the merge preview's objects to `LocalPod`s (each kind builds its own: the
+`local_pods` hook of kdt.kinds): names and addresses, containers with the env
 the kubelet would give them (downward API, Secrets and ConfigMaps of the target,
 `$(VAR)` expansion), and volumes mapped to folders. Anything a pod needs that a
 local run cannot give is a `Finding` located in the document it comes from.
@@ -15,11 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..documents import Document
-from ..expand import Expanded
-from ..expand import jobset as XJ
-from ..operators import jobset as JS
-from ..operators import trainer_v2 as TV2
-from ..operators import training_operator_v1 as TO1
+from ..operators.kubernetes import ENV_FROM, SECRET, VALUE_FROM
 
 RULE = "run"
 NAMESPACE = "default"
@@ -40,7 +36,7 @@ class Container:
 class LocalPod:
     name: str
     obj: dict                # the pod as its controller creates it
-    owner: str               # PyTorchJob | JobSet | StatefulSet
+    owner: Any               # the Kind (kdt.kinds) whose controller runs this pod
     owner_name: str
     group: str               # Master/Worker (PyTorchJob), the Job's name (JobSet), the set (StatefulSet)
     index: int
@@ -49,6 +45,9 @@ class LocalPod:
     init_containers: list[Container] = field(default_factory=list)
     ip: str = ""
     job_spec: dict = field(default_factory=dict)    # JobSet pods: their Job's spec
+    owner_obj: dict = field(default_factory=dict)   # JobSet pods: the JobSet object their controller reads
+    claim_templates: set = field(default_factory=set)  # StatefulSet pods: volumeClaimTemplates (a claim per pod)
+    facts: dict = field(default_factory=dict)       # the merge preview's facts of the object (Trainer release, ...)
 
     @property
     def spec(self) -> dict:
@@ -83,47 +82,12 @@ def _containers(spec: dict, path: tuple, doc: Document, key: str) -> list[Contai
 
 
 
-def local_pods(expanded: list[Expanded]) -> list[LocalPod]:
-    """Every pod of the expanded objects, in a stable order (masters, node 0 first)."""
-    out: list[LocalPod] = []
-    for e in expanded:
-        if e.kind == "Pod" and e.source.kind == TO1.KIND:
-            f = e.facts
-            tmpl = tuple(e.base_path) + ("spec",)
-            pod = LocalPod(e.name, e.obj, TO1.KIND, e.source.name, str(f.get("replica_type")),
-                           int(e.name.rsplit("-", 1)[-1]), e.source)
-            # The operator creates a Service per replica named after its pod: the pod name resolves.
-            pod.obj.setdefault("spec", {})
-            pod.containers = _containers(pod.spec, tmpl, e.source, "containers")
-            pod.init_containers = _containers(pod.spec, tmpl, e.source, "initContainers")
-            out.append(pod)
-        elif e.kind == "Pod" and e.source.kind == "StatefulSet":
-            tmpl = ("spec", "template", "spec")
-            pod = LocalPod(e.name, e.obj, "StatefulSet", e.source.name, e.source.name, int(e.facts.get("rank", 0)), e.source)
-            pod.containers = _containers(pod.spec, tmpl, e.source, "containers")
-            pod.init_containers = _containers(pod.spec, tmpl, e.source, "initContainers")
-            out.append(pod)
-        elif e.kind == JS.KIND:
-            for jp in XJ.pods(e.obj):
-                doc, base = e.source, ()
-                if e.base_doc is not None:
-                    # The JobSet's spec is the runtime's spec.template.spec after the TrainJob was merged in.
-                    doc, base = e.base_doc, tuple(e.base_path) + jp.path + ("spec",)
-                pod = LocalPod(jp.name, jp.obj, JS.KIND, e.name, jp.job, jp.completion_index, e.source,
-                               job_spec=jp.job_spec)
-                pod.containers = _containers(pod.spec, base, doc, "containers")
-                pod.init_containers = _containers(pod.spec, base, doc, "initContainers")
-                out.append(pod)
-    return out
-
-
-def trainer_field(pod: LocalPod, c: Container, key: str) -> tuple[Document, tuple]:
-    """Where a container's `command`/`args` value was written (a TrainJob's trainer, else the template)."""
-    if pod.owner == JS.KIND and c.name == TV2.NODE and pod.source.kind == TV2.TRAINJOB:
-        trainer = (pod.source.data.get("spec") or {}).get("trainer") or {}
-        if isinstance(trainer, dict) and trainer.get(key) is not None:
-            return pod.source, ("spec", "trainer", key)
-    return c.doc, c.path + (key,)
+def pod_containers(pod: LocalPod, template_path: tuple, doc: Document) -> LocalPod:
+    """Fill a pod's containers and init containers; their findings point at `template_path` in `doc`."""
+    pod.obj.setdefault("spec", {})
+    pod.containers = _containers(pod.spec, template_path, doc, "containers")
+    pod.init_containers = _containers(pod.spec, template_path, doc, "initContainers")
+    return pod
 
 
 # ------------------------------------------------------------------ env (the kubelet's)
@@ -162,7 +126,7 @@ def _lookup(kind: str, name: str, key: str | None, objects: dict) -> Any:
     if obj is None:
         return None
     data = dict(obj.get("data") or {})
-    if kind == "Secret":
+    if kind == SECRET:
         import base64
         data = {k: base64.b64decode(str(v)).decode("utf-8", "replace") for k, v in data.items()}
         data.update({k: str(v) for k, v in (obj.get("stringData") or {}).items()})
@@ -176,7 +140,7 @@ def container_env(pod: LocalPod, c: Container, objects: dict, extra: dict | None
     env: dict[str, str] = {}
     spec = c.spec
     for i, src in enumerate(spec.get("envFrom") or []):
-        for kind, key in (("ConfigMap", "configMapRef"), ("Secret", "secretRef")):
+        for kind, key in ENV_FROM:
             ref = src.get(key) if isinstance(src, dict) else None
             if not isinstance(ref, dict):
                 continue
@@ -228,7 +192,7 @@ def _value_from(pod: LocalPod, c: Container, vf: dict, objects: dict, path: tupl
         if value is None:
             value = str(__import__("os").cpu_count() or 1) if what == "cpu" else "0"
         return _cpu(value, ref.get("divisor")) if what == "cpu" else str(value)
-    for kind, key in (("Secret", "secretKeyRef"), ("ConfigMap", "configMapKeyRef")):
+    for kind, key in VALUE_FROM:
         if key in vf:
             ref = vf.get(key) or {}
             value = _lookup(kind, str(ref.get("name")), str(ref.get("key")), objects)
@@ -270,10 +234,7 @@ def volume_folders(pod: LocalPod, c: Container, run_dir: Path, image_paths: dict
     `/dev/...` stays as it is (the local /dev/shm serves).
     """
     vols = {str(v.get("name")): v for v in pod.spec.get("volumes") or [] if isinstance(v, dict)}
-    templates = set()
-    if pod.owner == "StatefulSet":
-        templates = {str((t.get("metadata") or {}).get("name"))
-                     for t in ((pod.source.data.get("spec") or {}).get("volumeClaimTemplates") or []) if isinstance(t, dict)}
+    templates = pod.claim_templates
     pairs: dict[str, Path] = {}
     for mount in c.spec.get("volumeMounts") or []:
         if not isinstance(mount, dict) or not mount.get("mountPath"):
@@ -306,11 +267,11 @@ def describe_argv(argv: list[str]) -> str:
 
 
 
-def service_names(docs: list[Document], pods: list[LocalPod]) -> dict[str, list[str]]:
+def service_names(services: list[Document], pods: list[LocalPod]) -> dict[str, list[str]]:
     """ip -> extra names: each Service of the target resolves to the first pod its selector matches."""
     out: dict[str, list[str]] = {}
-    for d in docs:
-        if d.kind != "Service" or not isinstance(d.data, dict):
+    for d in services:
+        if not isinstance(d.data, dict):
             continue
         sel = (d.data.get("spec") or {}).get("selector") or {}
         if not isinstance(sel, dict) or not sel:

@@ -20,15 +20,15 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import kinds as K
 from ..findings import Finding
-from ..operators import jobset as JS
 from . import controllers as C
 from . import netshim
 from .faults import Fault
 from .image import APP_TRAINING, facts
 
 image_facts = functools.lru_cache(maxsize=None)(facts)   # a Dockerfile is read once per run, not per container start
-from .pods import Container, EnvError, LocalPod, container_env, describe_argv, expand_refs, trainer_field, volume_folders
+from .pods import Container, EnvError, LocalPod, container_env, describe_argv, expand_refs, volume_folders
 from .timeline import Timeline, read_tagged
 
 PASS_ENV = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "LD_LIBRARY_PATH")
@@ -174,7 +174,7 @@ class Supervisor:
 
     def _check_command(self, p: LocalPod, c: Container, argv: list[str], env: dict) -> list[Finding]:
         if not argv:
-            doc, path = trainer_field(p, c, "command")
+            doc, path = K.of(p.source).field_origin(p, c, "command")
             return [doc.finding("run", f"pod {p.name} container {c.name}: no command, and the image "
                                        f"{c.spec.get('image')!r} gives none a local run knows", path)]
         exe = argv[0]
@@ -183,7 +183,7 @@ class Supervisor:
         if found:
             return []
         key = "command" if c.spec.get("command") else "args"
-        doc, path = trainer_field(p, c, key)
+        doc, path = K.of(p.source).field_origin(p, c, key)
         return [doc.finding("run", f"pod {p.name} container {c.name}: {exe!r} does not exist on this machine "
                                    f"(the image {c.spec.get('image')!r} has it; a local run starts the command as a "
                                    f"program of this machine)", path + (0,))]
@@ -397,15 +397,16 @@ class Supervisor:
                 r.start_at = time.time() + self.opts.restart_delay
                 r.ended = False
                 r.deleting = True       # not running until start_at
-            elif action == C.RESTART_ALL:
-                self.tl.add("jobset-restart", "", str(arg))
-                for r in self.runs.values():
+            elif action == C.RESTART_PODS:
+                self.tl.add(arg.event, "", arg.why)
+                runs = [self.runs[n] for n in arg.pods]
+                for r in runs:
                     if r.procs:
                         self.delete_pod(r, self.opts.grace)
-                for r in self.runs.values():
+                for r in runs:
                     labels = r.pod.obj.setdefault("metadata", {}).setdefault("labels", {})
-                    if JS.LABEL_RESTART_ATTEMPT in labels:
-                        labels[JS.LABEL_RESTART_ATTEMPT] = str(int(labels[JS.LABEL_RESTART_ATTEMPT]) + 1)
+                    for key in arg.bump:
+                        labels[key] = str(int(labels.get(key) or 0) + 1)
                     self.by_pod[r.pod.name].on_recreated(r.pod.name)
                     r.start_at = time.time() + self.opts.restart_delay
                     r.ended = False

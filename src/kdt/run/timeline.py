@@ -31,7 +31,7 @@ def read_tagged(line: str) -> tuple[str, dict] | None:
 @dataclass
 class Event:
     t: float                   # seconds since the run started
-    kind: str                  # start | exit | restart | recreate | jobset-restart | kill | lose | resume | ckpt | train | done | note | verdict
+    kind: str                  # start | exit | restart | recreate | jobset-restart | job-restart | kill | lose | resume | ckpt | train | done | note | verdict
     pod: str = ""
     text: str = ""
     data: dict = field(default_factory=dict)
@@ -99,7 +99,7 @@ class Timeline:
                 ax_pods.barh(row, ends - start, left=start, color="tab:blue")
         ax_pods.set_yticks(range(len(pods)), pods, fontsize=7)
         for e in self.events:
-            if e.kind in ("kill", "lose", "jobset-restart", "recreate"):
+            if e.kind in ("kill", "lose", "jobset-restart", "job-restart", "recreate"):
                 color = "red" if e.kind in ("kill", "lose") else "orange"
                 for ax in (ax_loss, ax_pods):
                     ax.axvline(e.t, color=color, ls="--", lw=1)

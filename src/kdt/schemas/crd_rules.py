@@ -5,7 +5,7 @@ which carry neither enums nor CEL rules; the API server enforces both. This
 module extracts them from a release's official CRDs into
 crd-rules/crd-rules-<release>.json (committed), and applies them:
 
-    python src/kdt/schemas/crd_rules.py --crds DIR --trainer 2.3 [--check]
+    python -m kdt.schemas.crd_rules --crds DIR --trainer 2.3 [--check]
 
 DIR holds the release's `trainer.kubeflow.org_*.yaml` CRDs (kubeflow/trainer
 manifests/base/crds at tag v<release>.0; the shared corpus has them at
@@ -26,9 +26,12 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator
 
+from ..operators import jobset as JS
+from ..operators import trainer_v2 as TV2
+
 HERE = Path(__file__).resolve().parent
 GENERATED = HERE / "crd-rules"
-JOBSET_AV, JOBSET = "jobset.x-k8s.io/v1alpha2", "JobSet"
+JOBSET_AV, JOBSET = JS.API_VERSION, JS.KIND
 RUNTIME_JOBSET_SPEC = ("spec", "template", "spec")
 # Subtrees of Kubernetes types inside the CRDs: their enums and formats are the Kubernetes schemas' business.
 _K8S_SUBTREES = ("podTemplateOverrides", "runtimePatches", "env", "volumeClaimPolicies", "metrics", "resourcesPerNode")
@@ -70,7 +73,7 @@ def extract(crds: list[dict], release: str, source: str) -> dict:
             rules: list = []
             _walk(version["schema"]["openAPIV3Schema"], (), rules)
             kinds.setdefault(f"{group}/{version['name']}", {})[kind] = rules
-            if kind.endswith("TrainingRuntime") and JOBSET not in kinds.get(JOBSET_AV, {}):
+            if kind in TV2.RUNTIME_KINDS and JOBSET not in kinds.get(JOBSET_AV, {}):
                 n = len(RUNTIME_JOBSET_SPEC)
                 js = [{**r, "path": ["spec", *r["path"][n:]]} for r in rules if tuple(r["path"][:n]) == RUNTIME_JOBSET_SPEC]
                 kinds.setdefault(JOBSET_AV, {})[JOBSET] = js

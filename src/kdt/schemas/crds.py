@@ -24,11 +24,11 @@ from typing import Any
 
 import jsonschema_rs
 
+from .. import kinds as K
 from ..documents import load_paths
 from ..errors import UsageError
 from . import Pool
 
-GROUP = "apiextensions.k8s.io"
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 _DROP = {"description", "default", "example", "externalDocs", "format", "nullable", "x-kubernetes-validations",
          "x-kubernetes-list-type", "x-kubernetes-list-map-keys", "x-kubernetes-map-type",
@@ -96,7 +96,7 @@ def pools_of(docs) -> list[Pool]:
     """One pool per CRD document: every served version that has a schema."""
     out = []
     for doc in docs:
-        if doc.kind != "CustomResourceDefinition" or doc.group != GROUP or not isinstance(doc.data, dict):
+        if not K.CRD.matches(doc) or not isinstance(doc.data, dict):
             continue
         spec = doc.data.get("spec") if isinstance(doc.data.get("spec"), dict) else {}
         group = spec.get("group")

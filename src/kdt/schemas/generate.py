@@ -39,15 +39,20 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .. import versions
+from ..operators import jobset as JS
+from ..operators import trainer_v2 as TV2
+from ..operators import training_operator_v1 as TO1
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 OUT = HERE / "generated"
 SOURCES = ROOT / ".venv" / "schema-sources"
 
 TRAINER_API = "kubeflow-trainer-api"
-TRAINER_RELEASES = {"2.1": "2.1.0", "2.3": "2.3.0"}
+TRAINER_RELEASES = versions.TRAINER
 TRAINING = "kubeflow-training"
-TRAINING_RELEASE = "1.9.4"
+TRAINING_RELEASE = versions.TRAINING_OPERATOR.lstrip("v")
 
 INT_OR_STRING = {"type": ["string", "integer", "null"]}
 QUANTITY = {"type": ["string", "number", "null"]}
@@ -59,10 +64,10 @@ _DROP = {"title", "description", "default", "examples", "discriminator"}
 
 # Root models of each trainer release: (apiVersion, kind, pydantic class).
 TRAINER_KINDS = [
-    ("trainer.kubeflow.org/v1alpha1", "TrainJob", "TrainerV1alpha1TrainJob"),
-    ("trainer.kubeflow.org/v1alpha1", "TrainingRuntime", "TrainerV1alpha1TrainingRuntime"),
-    ("trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime", "TrainerV1alpha1ClusterTrainingRuntime"),
-    ("jobset.x-k8s.io/v1alpha2", "JobSet", "JobsetV1alpha2JobSet"),
+    (TV2.API_VERSION, TV2.TRAINJOB, "TrainerV1alpha1TrainJob"),
+    (TV2.API_VERSION, TV2.TRAINING_RUNTIME, "TrainerV1alpha1TrainingRuntime"),
+    (TV2.API_VERSION, TV2.CLUSTER_TRAINING_RUNTIME, "TrainerV1alpha1ClusterTrainingRuntime"),
+    (JS.API_VERSION, JS.KIND, "JobsetV1alpha2JobSet"),
 ]
 
 
@@ -267,12 +272,12 @@ def emit_training(folder: str) -> dict:
             d["required"] = req
         defs[name] = d
     root = defs["KubeflowOrgV1PyTorchJob"]
-    root["properties"]["apiVersion"] = {"type": "string", "enum": ["kubeflow.org/v1"]}
-    root["properties"]["kind"] = {"type": "string", "enum": ["PyTorchJob"]}
+    root["properties"]["apiVersion"] = {"type": "string", "enum": [TO1.API_VERSION]}
+    root["properties"]["kind"] = {"type": "string", "enum": [TO1.KIND]}
     root["required"] = sorted(set(root.get("required", [])) | {"apiVersion", "kind"})
     root["type"] = "object"
     return {"source": f"{TRAINING}=={TRAINING_RELEASE}",
-            "kinds": {"kubeflow.org/v1": {"PyTorchJob": "KubeflowOrgV1PyTorchJob"}},
+            "kinds": {TO1.API_VERSION: {TO1.KIND: "KubeflowOrgV1PyTorchJob"}},
             "$defs": dict(sorted(defs.items()))}
 
 
@@ -283,7 +288,7 @@ def dumps(payload: dict) -> str:
 
 
 def _emit(mode: str, folder: Path) -> dict:
-    proc = subprocess.run([sys.executable, __file__, "--emit", mode, str(folder)], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", __spec__.name, "--emit", mode, str(folder)], capture_output=True, text=True)
     if proc.returncode != 0:
         raise SystemExit(f"generate: {mode} from {folder} failed:\n{proc.stderr.strip()[-2000:]}")
     return json.loads(proc.stdout)
@@ -317,7 +322,7 @@ def main(argv=None) -> int:
                  if not (OUT / n).is_file() or (OUT / n).read_text() != text]
         extra = sorted(p.name for p in OUT.glob("*.json") if p.name not in files)
         for n in stale:
-            print(f"generate: {OUT / n} is out of date; run src/kdt/schemas/generate.py", file=sys.stderr)
+            print(f"generate: {OUT / n} is out of date; run make schemas", file=sys.stderr)
         for n in extra:
             print(f"generate: {OUT / n} is not generated any more; delete it", file=sys.stderr)
         return 1 if stale or extra else 0

@@ -1,38 +1,30 @@
 """A job's own pods: the labels they will carry and whether a selector picks them (shared by the
 rules that read pod (anti-)affinity and topology spread; not a rule).
 
-Own pods carry the pod template's labels plus the operator's: PyTorchJob
-`training.kubeflow.org/job-name`, `replica-type`, `operator-name`
-(kdt.operators.injection); a JobSet's pods, and so a TrainJob's,
-`jobset.sigs.k8s.io/jobset-name` and `replicatedjob-name`
-(kdt.operators.jobset). In a runtime the JobSet is named after a TrainJob the
-runtime cannot know: that value is ANY, which every selector value matches.
+Own pods carry the pod template's labels plus those their controller adds, as each kind declares
+(kdt.kinds `own_pod_labels`): a PyTorchJob's `training.kubeflow.org/job-name`, `replica-type`,
+`operator-name`; a JobSet's pods, and so a TrainJob's, `jobset.sigs.k8s.io/jobset-name` and
+`replicatedjob-name`. In a runtime the JobSet is named after a TrainJob the runtime cannot know: that
+value is ANY, which every selector value matches.
 """
 from __future__ import annotations
 
-from ...operators import injection as INJ
-from ...operators import scheduling as S
+from ... import kinds as K
 from ._util import d, lst
 
-ANY = object()      # a label whose value the manifest cannot know (the TrainJob's name in a runtime)
+ANY = K.ANY      # a label whose value the manifest cannot know (the TrainJob's name in a runtime)
 
 
 def labels_of(doc, pt, job_name=None) -> dict:
-    """The labels of the pods of pod template `pt` (kdt.lint.pods.PodTemplate) of `doc`.
+    """The labels of the pods of pod template `pt` (kdt.kinds.PodTemplate) of `doc`.
 
     `job_name`: the TrainJob whose JobSet runs a runtime's template (ANY when None)."""
-    if doc.kind == "PyTorchJob":
-        tmpl = d(d(d(d(doc.get(("spec", "pytorchReplicaSpecs"))).get(pt.role)).get("template")).get("metadata")).get("labels")
-        extra = {INJ.V1_LABEL_JOB_NAME: doc.name, INJ.V1_LABEL_REPLICA_TYPE: str(pt.role).lower(),
-                 INJ.V1_LABEL_OPERATOR: INJ.V1_OPERATOR_NAME}
-    elif doc.kind in ("StatefulSet", "Deployment", "ReplicaSet", "Job", "DaemonSet"):
-        tmpl = d(d(doc.get(("spec", "template"))).get("metadata")).get("labels")
-        extra = {}
-    else:   # JobSet, runtimes: the pod template sits two levels under the replicated job
-        tmpl = d(d(doc.get(pt.path[:-1])).get("metadata")).get("labels")
-        name = doc.name if doc.kind == "JobSet" else (job_name if job_name is not None else ANY)
-        extra = {S.JOBSET_NAME_LABEL: name, S.JOBSET_RJOB_LABEL: pt.role}
-    return {**{str(k): str(v) for k, v in d(tmpl).items()}, **extra}
+    tmpl = d(doc.get(pt.metadata_path)).get("labels") if pt.metadata_path else None
+    k = K.of(doc)
+    extra = k.own_pod_labels(doc, pt) if k is not None else {}
+    if job_name is not None:
+        extra = {key: (job_name if v is ANY else v) for key, v in extra.items()}
+    return {**{str(key): str(v) for key, v in d(tmpl).items()}, **extra}
 
 
 def selects(selector: dict, labels: dict) -> bool:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ... import kinds as K
 from ...documents import Document
 from ...operators import tensorflow as TF
 from ...operators import trainer_v2 as TV2
@@ -35,12 +36,12 @@ def env_sites(docs, names: tuple[str, ...]) -> list[EnvSite]:
     out = []
     for doc in docs:
         for pt in pod_templates(doc):
-            pods = None if doc.kind in TV2.RUNTIME_KINDS else pt.replicas
+            pods = None if K.of(doc) in K.RUNTIMES else pt.replicas
             for path, c in containers(pt):
                 for i, e in enumerate(lst(c.get("env"))):
                     if d(e).get("name") in names and _literal(e) is not None:
                         out.append(EnvSite(doc, path + ("env", i, "value"), d(e)["name"], _literal(e), pods))
-        if doc.kind == TV2.TRAINJOB and doc.group == TV2.GROUP:
+        if K.TRAINJOB.matches(doc):
             nodes = as_int(doc.get(("spec", "trainer", "numNodes")))
             for i, e in enumerate(lst(doc.get(("spec", "trainer", "env")))):
                 if d(e).get("name") in names and _literal(e) is not None:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import re
 
+from ... import kinds as K
+from ...operators import training_operator_v1 as TO1
 from ..pods import as_int, command_line, runtime_for
 from ._util import d, lst, replica_specs
 
@@ -45,7 +47,7 @@ def restarts(doc, c: dict) -> tuple[int, str] | None:
     n = as_int(env_value(c, "PET_MAX_RESTARTS"))
     if n:
         return n, f"PET_MAX_RESTARTS={n}"
-    if doc.kind == "PyTorchJob" and c.get("name") == "pytorch":
+    if K.PYTORCHJOB.matches(doc) and c.get("name") == TO1.CONTAINER_NAME:
         n = as_int(doc.get(("spec", "elasticPolicy", "maxRestarts")))
         if n:
             return n, f"elasticPolicy.maxRestarts={n}"
@@ -60,7 +62,7 @@ def rdzv_backend(doc, c: dict) -> str:
     value = flag(cmd, _BACKEND_FLAGS) or env_value(c, "PET_RDZV_BACKEND")
     if value:
         return str(value)
-    if doc.kind == "PyTorchJob" and isinstance(doc.get(("spec", "elasticPolicy")), dict):
+    if K.PYTORCHJOB.matches(doc) and isinstance(doc.get(("spec", "elasticPolicy")), dict):
         return str(doc.get(("spec", "elasticPolicy", "rdzvBackend")) or "c10d")   # the operator's PET_RDZV_BACKEND
     return "static"
 
@@ -124,7 +126,7 @@ def rdzv_settings(doc, c: dict) -> tuple[dict[str, str], str]:
     value = env_value(c, "PET_RDZV_CONF")
     if value is not None:
         return _conf(value), "PET_RDZV_CONF"
-    if doc.kind == "PyTorchJob":
+    if K.PYTORCHJOB.matches(doc):
         pairs = {str(d(p).get("key")): str(d(p).get("value")) for p in lst(doc.get(("spec", "elasticPolicy", "rdzvConf")))}
         if pairs:
             return pairs, "elasticPolicy.rdzvConf"
@@ -143,10 +145,10 @@ def node_count(doc, c: dict, replicas: int | None, pool) -> int | None:
             return n
         if not str(raw).startswith("$(PET_NNODES"):
             return None                          # a shell variable: not guessed
-    if doc.kind == "PyTorchJob":
+    if K.PYTORCHJOB.matches(doc):
         top = as_int(doc.get(("spec", "elasticPolicy", "maxReplicas")))
         return top or sum(as_int(d(r).get("replicas", 1)) or 0 for r in replica_specs(doc).values())
-    if doc.kind == "TrainJob":
+    if K.TRAINJOB.matches(doc):
         n = as_int(doc.get(("spec", "trainer", "numNodes")))
         if n is None:
             runtime = runtime_for(doc, pool)

@@ -1,24 +1,24 @@
 """Helpers shared by rules (not a rule: modules starting with _ are skipped)."""
 from __future__ import annotations
 
-from ...operators import trainer_v2 as TV2
+from ... import kinds as K
 from ...operators import training_operator_v1 as TO
 
 
 def pytorchjobs(docs):
-    return [d for d in docs if d.kind == TO.KIND and d.group == TO.GROUP]
+    return [d for d in docs if K.PYTORCHJOB.matches(d)]
 
 
 def trainjobs(docs):
-    return [d for d in docs if d.kind == TV2.TRAINJOB and d.group == TV2.GROUP]
+    return [d for d in docs if K.TRAINJOB.matches(d)]
 
 
 def runtimes(docs):
-    return [d for d in docs if d.kind in TV2.RUNTIME_KINDS and d.group == TV2.GROUP]
+    return K.runtimes(docs)
 
 
 def replica_specs(doc):
-    rs = doc.get(("spec", "pytorchReplicaSpecs"))
+    rs = doc.get(("spec", TO.REPLICA_SPECS))
     return rs if isinstance(rs, dict) else {}
 
 

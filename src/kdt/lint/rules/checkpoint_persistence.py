@@ -9,6 +9,7 @@ flags (`--checkpoint-dir`, `--ckpt_dir`, `--save-dir`, ...).
 """
 import re
 
+from ... import kinds as K
 from ...findings import WARNING
 from ..pods import as_int, containers, pod_templates, runtime_for, trainer_pod
 from ._util import d, lst
@@ -54,15 +55,15 @@ def on_persistent(ps: dict, c: dict, path: str, claim_templates: set) -> bool:
 
 
 def fault_tolerant(doc, docs) -> bool:
-    if doc.kind == "PyTorchJob":
+    if K.PYTORCHJOB.matches(doc):
         if doc.get(("spec", "elasticPolicy")) is not None:
             return True
         rs = d(doc.get(("spec", "pytorchReplicaSpecs"))).values()
         return any(d(r).get("restartPolicy", "OnFailure") in ("OnFailure", "ExitCode", "Always") for r in rs) and \
             (as_int(doc.get(("spec", "runPolicy", "backoffLimit"))) or 0) > 0
-    if doc.kind == "JobSet":
+    if K.JOBSET.matches(doc):
         return (as_int(doc.get(("spec", "failurePolicy", "maxRestarts"))) or 0) > 0
-    if doc.kind == "StatefulSet":
+    if K.STATEFULSET.matches(doc):
         return True   # pods are always restarted
     return False
 
@@ -70,7 +71,7 @@ def fault_tolerant(doc, docs) -> bool:
 def check(docs, ctx):
     for doc in docs:
         targets = []
-        if doc.kind == "TrainJob":
+        if K.TRAINJOB.matches(doc):
             rt = runtime_for(doc, ctx.pool(docs))
             if rt is None or (as_int(rt.get(("spec", "template", "spec", "failurePolicy", "maxRestarts"))) or 0) <= 0:
                 continue

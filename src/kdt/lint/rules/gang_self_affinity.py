@@ -19,6 +19,7 @@ gnosia93/training-on-eks (the deadlock described); kdt.operators.scheduling.
 """
 from __future__ import annotations
 
+from ... import kinds as K
 from ...findings import WARNING
 from ...operators import scheduling as S
 from ..pods import pod_templates
@@ -31,13 +32,13 @@ LEVEL = WARNING
 
 def check(docs, ctx):
     for doc in docs:
-        if doc.kind not in ("PyTorchJob", "StatefulSet", "JobSet", "ClusterTrainingRuntime", "TrainingRuntime"):
+        if K.of(doc) not in (K.PYTORCHJOB, K.STATEFULSET, K.JOBSET, *K.RUNTIMES):
             continue
         if S.gang_scheduled(doc):
             continue
         templates = list(pod_templates(doc))
         total = sum(pt.replicas or 1 for pt in templates)
-        if doc.kind in ("ClusterTrainingRuntime", "TrainingRuntime"):
+        if K.of(doc) in K.RUNTIMES:
             nodes = doc.get(("spec", "mlPolicy", "numNodes"))
             total = max(total, int(nodes) if isinstance(nodes, int) else 2)   # a TrainJob sets the node count
         if total < 2:

@@ -8,6 +8,7 @@ runtimePatches applied.)
 
 Source: NCCL troubleshooting (shared memory); PyTorch DataLoader docs (shm for workers).
 """
+from ... import kinds as K
 from ...findings import WARNING
 from ..pods import containers, gpu_count, pod_templates, runtime_for, trainer_pod
 from ._util import d, lst
@@ -29,7 +30,7 @@ def check(docs, ctx):
                 if gpu_count(c) and not has_shm(pt.spec, c):
                     yield doc.finding(ID, f"container {c.get('name')!r} has {gpu_count(c)} GPU(s) but no memory-backed "
                                           "volume at /dev/shm (64 MiB default)", path)
-        if doc.kind == "TrainJob":
+        if K.TRAINJOB.matches(doc):
             gpus = gpu_count(d(doc.get(("spec", "trainer"))))
             rt = runtime_for(doc, ctx.pool(docs))
             if not gpus or rt is None:

@@ -6,16 +6,17 @@ unique (a JobSet rule without a name is named by the webhook; a runtime's
 must have one, which the schema checks); `action` is one of the JobSet
 release the target's Trainer ships (2.1: FailJobSet, RestartJobSet,
 RestartJobSetAndIgnoreMaxRestarts; 2.3 adds RestartJob and
-RestartJobAndIgnoreMaxRestarts: the enum of that release's CRDs); `onJobFailureReasons` are
+RestartJobAndIgnoreMaxRestarts); `onJobFailureReasons` are
 BackoffLimitExceeded, DeadlineExceeded, FailedIndexes,
 MaxFailedIndexesExceeded or PodFailurePolicy; `targetReplicatedJobs` exist.
 
-Source: jobset v0.8 pkg/webhooks/jobset_webhook.go validateFailurePolicy, validOnJobFailureReasons;
-api/jobset/v1alpha2/jobset_types.go FailurePolicyAction.
+Source: jobset v0.10.1 and v0.12.0 (the releases Trainer 2.1.0 and 2.3.0 ship)
+pkg/webhooks/jobset_webhook.go validateFailurePolicy, validOnJobFailureReasons;
+api/jobset/v1alpha2/jobset_types.go FailurePolicyAction (kdt.operators.jobset.RELEASES).
 """
+from ... import kinds as K
 from ...findings import ERROR
 from ...operators import jobset as JS
-from ...operators import trainer_v2 as TV2
 from ._util import d, lst
 
 ID = "jobset-failure-policy"
@@ -24,9 +25,9 @@ LEVEL = ERROR
 
 def _policies(docs):
     for doc in docs:
-        if doc.kind == JS.KIND and doc.group == JS.GROUP:
+        if K.JOBSET.matches(doc):
             yield doc, ("spec",)
-        elif doc.kind in TV2.RUNTIME_KINDS and doc.group == TV2.GROUP:
+        elif K.of(doc) in K.RUNTIMES:
             yield doc, ("spec", "template", "spec")
 
 

@@ -9,6 +9,7 @@ the PyTorchJob's total replicas (or elastic `min:max`), the TrainJob's
 Source: trainer v2.x pkg/constants/constants.go (PET_* = torchrun's argparse env names);
 training-operator v1.8/v1.9 pkg/controller.v1/pytorch/envvar.go (PET_NNODES = replicas).
 """
+from ... import kinds as K
 from ...findings import ERROR
 from ..pods import all_containers, as_int, command_line, gpu_count
 from ..pods import runtime_for
@@ -26,26 +27,26 @@ def flags(cmd: list[str]) -> dict[str, str]:
 
 
 def _nodes(doc, docs):
-    if doc.kind == "PyTorchJob":
+    if K.PYTORCHJOB.matches(doc):
         ep = d(doc.get(("spec", "elasticPolicy")))
         if ep.get("minReplicas") is not None or ep.get("maxReplicas") is not None:
             return f"{ep.get('minReplicas')}:{ep.get('maxReplicas')}", True
         total = sum(as_int(d(r).get("replicas", 1)) or 0 for r in d(doc.get(("spec", "pytorchReplicaSpecs"))).values())
         return str(total), False
-    if doc.kind == "TrainJob":
+    if K.TRAINJOB.matches(doc):
         n = doc.get(("spec", "trainer", "numNodes"))
         if n is None:
             rt = runtime_for(doc, docs)
             n = rt.get(("spec", "mlPolicy", "numNodes")) if rt is not None else None
         return (str(n) if n is not None else None), False
-    if doc.kind == "StatefulSet":
+    if K.STATEFULSET.matches(doc):
         return str(doc.get(("spec", "replicas"), 1)), False
     return None, False
 
 
 def check(docs, ctx):
     for doc in docs:
-        if doc.kind not in ("PyTorchJob", "TrainJob", "StatefulSet"):
+        if K.of(doc) not in (K.PYTORCHJOB, K.TRAINJOB, K.STATEFULSET):
             continue
         nodes, elastic = _nodes(doc, ctx.pool(docs))
         for pt, path, c in all_containers(doc, init=False):

@@ -30,6 +30,8 @@ from __future__ import annotations
 import base64
 import binascii
 
+from ... import kinds as K
+from ...operators import kubernetes as KUBE
 from ...findings import ERROR
 from ..pods import all_containers, command_line, runtime_for, trainer_pod
 from ._util import d, lst
@@ -51,10 +53,10 @@ def _sources(docs) -> dict[tuple[str, str, str], dict[str, str]]:
     """(kind, namespace, name) -> its key/values, for the ConfigMaps and Secrets in the stream."""
     out = {}
     for doc in docs:
-        if doc.kind == "ConfigMap" and doc.api_version == "v1":
+        if K.CONFIGMAP.matches(doc):
             values = {str(k): str(v) for k, v in d(doc.get(("data",))).items()}
             values.update({str(k): "x" * (len(str(v)) * 3 // 4) for k, v in d(doc.get(("binaryData",))).items()})
-        elif doc.kind == "Secret" and doc.api_version == "v1":
+        elif K.SECRET.matches(doc):
             values = {}
             for k, v in d(doc.get(("data",))).items():
                 try:
@@ -74,7 +76,7 @@ def _environment(c: dict, ns: str, sources) -> list[tuple[str, str, tuple]]:
     for i, ref in enumerate(lst(c.get("envFrom"))):
         ref = d(ref)
         prefix = str(ref.get("prefix") or "")
-        for kind, key in (("ConfigMap", "configMapRef"), ("Secret", "secretRef")):
+        for kind, key in KUBE.ENV_FROM:
             name = d(ref.get(key)).get("name")
             values = sources.get((kind, ns, str(name))) if name is not None else None
             for k, v in (values or {}).items():
@@ -86,7 +88,7 @@ def _environment(c: dict, ns: str, sources) -> list[tuple[str, str, tuple]]:
             env[name] = (str(e["value"]), ("env", i, "value"))
             continue
         vf = d(e.get("valueFrom"))
-        for kind, key in (("ConfigMap", "configMapKeyRef"), ("Secret", "secretKeyRef")):
+        for kind, key in KUBE.VALUE_FROM:
             ref = d(vf.get(key))
             values = sources.get((kind, ns, str(ref.get("name")))) if ref else None
             if values is not None and str(ref.get("key")) in values:

@@ -12,6 +12,7 @@ pkg/controller.v1/common/pod.go (pod and service name GenGeneralName
 """
 from __future__ import annotations
 
+from ... import kinds as K
 from ...findings import ERROR
 from ..pods import as_int
 from ._util import d, replica_specs
@@ -23,14 +24,14 @@ MAX = 63
 
 def check(docs, ctx):
     for doc in docs:
-        if doc.kind == "PyTorchJob":
+        if K.PYTORCHJOB.matches(doc):
             for rtype, spec in replica_specs(doc).items():
                 n = as_int(d(spec).get("replicas", 1)) or 1
                 longest = f"{doc.name}-{str(rtype).lower()}-{n - 1}"
                 if len(longest) > MAX:
                     yield doc.finding(ID, f"pod {longest!r} ({len(longest)} characters) is longer than a hostname "
                                           f"may be ({MAX}): shorten the job's name", ("metadata", "name"))
-        elif doc.kind == "StatefulSet":
+        elif K.STATEFULSET.matches(doc):
             n = as_int(doc.get(("spec", "replicas"), 1)) or 1
             longest = f"{doc.name}-{n - 1}"
             if len(longest) > MAX:

@@ -28,6 +28,7 @@ capabilities_restricted, restrictedVolumes); kubernetes.io/docs/concepts/securit
 """
 from __future__ import annotations
 
+from ... import kinds as K
 from ...findings import WARNING
 from ..pods import pod_templates, runtime_for, trainer_pod
 from ._torchrun import launches_distributed
@@ -81,9 +82,9 @@ def violations(ps: dict, allowed_caps) -> list[tuple[tuple, str]]:
 
 
 def _checked(doc) -> bool:
-    if doc.kind in ("PyTorchJob", "JobSet", "ClusterTrainingRuntime", "TrainingRuntime"):
+    if K.of(doc) in (K.PYTORCHJOB, K.JOBSET, *K.RUNTIMES):
         return True
-    if doc.kind == "StatefulSet":
+    if K.STATEFULSET.matches(doc):
         return any(launches_distributed(d(c)) for pt in pod_templates(doc)
                    for c in lst(pt.spec.get("containers")) + lst(pt.spec.get("initContainers")))
     return False

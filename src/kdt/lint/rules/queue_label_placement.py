@@ -11,6 +11,7 @@ Source: kdt.operators.scheduling (Kueue's integrations and workload docs).
 """
 from __future__ import annotations
 
+from ... import kinds as K
 from ...findings import ERROR, WARNING
 from ...operators import scheduling as S
 from ..pods import pod_templates
@@ -18,7 +19,7 @@ from ._util import d
 
 ID = "queue-label-placement"
 LEVEL = ERROR
-_JOBS = ("PyTorchJob", "JobSet", "StatefulSet", "ClusterTrainingRuntime", "TrainingRuntime")
+_JOBS = (K.PYTORCHJOB, K.JOBSET, K.STATEFULSET, *K.RUNTIMES)
 
 
 def _template_labels_path(doc, pt) -> tuple:
@@ -28,13 +29,13 @@ def _template_labels_path(doc, pt) -> tuple:
 
 def check(docs, ctx):
     for doc in docs:
-        if doc.kind in ("ClusterTrainingRuntime", "TrainingRuntime") and \
+        if K.of(doc) in K.RUNTIMES and \
                 S.QUEUE_LABEL in d(doc.get(("metadata", "labels"))):
             yield doc.finding(ID, f"{S.QUEUE_LABEL} on a {doc.kind} has no effect: Kueue reads it from each "
                                   "TrainJob's metadata.labels", ("metadata", "labels", S.QUEUE_LABEL), WARNING)
-        if doc.kind not in _JOBS:
+        if K.of(doc) not in _JOBS:
             continue
-        owner = "the TrainJob" if doc.kind.endswith("TrainingRuntime") else f"the {doc.kind}"
+        owner = "the TrainJob" if K.of(doc) in K.RUNTIMES else f"the {doc.kind}"
         for pt in pod_templates(doc):
             path = _template_labels_path(doc, pt)
             if S.QUEUE_LABEL in d(doc.get(path)):

@@ -5,6 +5,7 @@ pod is BestEffort/Burstable: first to be evicted under memory pressure, which
 kills the whole distributed job. Initializer and sidecar init containers are
 not checked.
 """
+from ... import kinds as K
 from ...findings import WARNING
 from ..pods import containers, pod_templates, resources
 from ._util import d
@@ -15,7 +16,7 @@ LEVEL = WARNING
 
 def check(docs, ctx):
     for doc in docs:
-        if doc.kind in ("TrainingRuntime", "ClusterTrainingRuntime"):
+        if K.of(doc) in K.RUNTIMES:
             continue   # the TrainJob's resourcesPerNode fills them in
         for pt in pod_templates(doc):
             for path, c in containers(pt, init=False):
@@ -23,7 +24,7 @@ def check(docs, ctx):
                 missing = [r for r in ("cpu", "memory") if r not in req]
                 if missing:
                     yield doc.finding(ID, f"container {c.get('name')!r} requests no {' or '.join(missing)}", path + ("resources",))
-        if doc.kind == "TrainJob":
+        if K.TRAINJOB.matches(doc):
             rpn = doc.get(("spec", "trainer", "resourcesPerNode"))
             req = d(d(rpn).get("requests")) or d(d(rpn).get("limits"))
             missing = [r for r in ("cpu", "memory") if r not in req]

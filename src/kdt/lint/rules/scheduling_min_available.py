@@ -11,6 +11,7 @@ minAvailable, else the sum of replicas); kdt.operators.scheduling.
 """
 from __future__ import annotations
 
+from ... import kinds as K
 from ...findings import WARNING
 from ..pods import as_int
 from ._util import d, replica_specs
@@ -21,7 +22,7 @@ LEVEL = WARNING
 
 def check(docs, ctx):
     for doc in docs:
-        if doc.kind != "PyTorchJob":
+        if not K.PYTORCHJOB.matches(doc):
             continue
         sp = doc.get(("spec", "runPolicy", "schedulingPolicy"))
         if not isinstance(sp, dict) or sp.get("minAvailable") is None:

@@ -11,6 +11,7 @@ WORLD_SIZE); databases and other ordered services keep their default.
 
 Source: kubernetes apps/v1 StatefulSetSpec.podManagementPolicy (default OrderedReady).
 """
+from ... import kinds as K
 from ...findings import WARNING
 from ..pods import containers, pod_templates
 from ._torchrun import launches_distributed
@@ -21,7 +22,7 @@ LEVEL = WARNING
 
 def check(docs, ctx):
     for doc in docs:
-        if doc.kind != "StatefulSet":
+        if not K.STATEFULSET.matches(doc):
             continue
         if not any(launches_distributed(c) for pt in pod_templates(doc) for _, c in containers(pt)):
             continue

@@ -8,6 +8,7 @@ PET_RDZV_ENDPOINT and `--master_addr`/`--rdzv_endpoint`/`--rdzv-endpoint`.
 
 Source: kubernetes DNS for Services and Pods (headless Service A records, pod hostname.subdomain).
 """
+from ... import kinds as K
 from ...findings import ERROR
 from ..pods import containers, pod_templates
 from ._util import d, lst
@@ -31,9 +32,9 @@ def _bare(host: str, services: set[str], ns: str) -> bool:
 
 
 def check(docs, ctx):
-    headless = {dd.name for dd in docs if dd.kind == "Service" and dd.get(("spec", "clusterIP")) == "None"}
+    headless = {dd.name for dd in docs if K.SERVICE.matches(dd) and dd.get(("spec", "clusterIP")) == "None"}
     for doc in docs:
-        if doc.kind != "StatefulSet":
+        if not K.STATEFULSET.matches(doc):
             continue
         services = headless | {str(doc.get(("spec", "serviceName")) or "")} - {""}
         ns = doc.namespace or "default"

@@ -13,6 +13,7 @@ worker 0 does that work. Mixed, the tasks disagree on who is in the cluster:
 Source: tensorflow/python/distribute/multi_worker_util.py (_validate_cluster_spec,
 is_chief: worker 0 is the chief when the cluster has none).
 """
+from ... import kinds as K
 from ...findings import ERROR
 from ...operators import tensorflow as TF
 from ...operators import trainer_v2 as TV2
@@ -34,7 +35,7 @@ def check(docs, ctx):
             yield s.doc.finding(ID, f"TF_CONFIG lists {', '.join(both)} as both chief and worker: two tasks on one "
                                     "address; with a chief, the workers are the other pods", s.path)
     for doc in docs:
-        if doc.kind not in ("JobSet",) + TV2.RUNTIME_KINDS:
+        if K.of(doc) not in (K.JOBSET, *K.RUNTIMES):
             continue
         worker_only, chief_jobs = [], []
         for pt in pod_templates(doc):

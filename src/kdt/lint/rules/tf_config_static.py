@@ -11,6 +11,7 @@ would also override the per-pod one.
 Source: tensorflow/python/distribute/cluster_resolver/tfconfig_cluster_resolver.py
 (the task comes from TF_CONFIG only); Kubernetes Indexed Jobs (completion index).
 """
+from ... import kinds as K
 from ...findings import ERROR
 from ...operators import tensorflow as TF
 from ._tf import env_sites, runtime_env_path, trainjob_views
@@ -23,7 +24,7 @@ def check(docs, ctx):
     views = {(v.job.file, v.job.index): v for v in trainjob_views(docs, ctx)}
     for s in env_sites(docs, (TF.TF_CONFIG,)):
         pods = s.pods
-        if s.doc.kind == "TrainJob" and (s.doc.file, s.doc.index) in views:
+        if K.TRAINJOB.matches(s.doc) and (s.doc.file, s.doc.index) in views:
             pods = views[(s.doc.file, s.doc.index)].nodes
         if pods is not None and pods > 1 and TF.parse_tf_config(s.value) is not None:
             yield s.doc.finding(ID, f"one literal TF_CONFIG for {pods} pods: every pod gets the same task.index; "

@@ -27,6 +27,7 @@ those domains"), pkg/scheduler/framework/plugins/podtopologyspread/filtering.go.
 """
 from __future__ import annotations
 
+from ... import kinds as K
 from ...findings import ERROR
 from ...operators import trainer_v2 as TV2
 from ..pods import as_int, pod_templates, runtime_for, trainer_pod
@@ -81,7 +82,7 @@ def check(docs, ctx):
     pool = ctx.pool(docs)
     used = {id(runtime_for(job, pool)) for job in trainjobs(pool)}
     for doc in docs:
-        runtime = doc.kind in ("ClusterTrainingRuntime", "TrainingRuntime")
+        runtime = K.of(doc) in K.RUNTIMES
         if runtime and id(doc) in used:
             continue            # checked in the pods of the TrainJobs that use it (their node count)
         for pt in pod_templates(doc):

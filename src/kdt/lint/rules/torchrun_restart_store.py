@@ -19,6 +19,7 @@ Source: torch 2.13 torch/distributed/elastic/rendezvous/dynamic_rendezvous.py
 (`use_agent_store` is off only when the variable is "1"); pytorch/pytorch#128096 (shared
 store by default), #135712 (restarts with it).
 """
+from ... import kinds as K
 from ... import versions
 from ...findings import WARNING
 from ..pods import all_containers, runtime_for, trainer_pod
@@ -45,7 +46,7 @@ def _covered(c: dict, images) -> bool:
 def check(docs, ctx):
     images = ctx.opt("images_with_setting") or OPTIONS["images_with_setting"]
     for doc in docs:
-        if doc.kind == "TrainJob":
+        if K.TRAINJOB.matches(doc):
             trainer = d(doc.get(("spec", "trainer")))
             r = restarts(doc, trainer)
             runtime = runtime_for(doc, ctx.pool(docs))

@@ -19,6 +19,7 @@ re-rendezvous; the agent's store is shared) and elastic/agent/server/api.py
 (_restart_workers increments the agent's own restart count); pytorch/pytorch#135712
 (per-agent restart counts are not globally consistent).
 """
+from ... import kinds as K
 from ...findings import WARNING
 from ..pods import all_containers
 from ._torchrun import rdzv_backend, restarts
@@ -30,7 +31,7 @@ LEVEL = WARNING
 
 def check(docs, ctx):
     for doc in docs:
-        if doc.kind == "TrainJob":
+        if K.TRAINJOB.matches(doc):
             trainer = d(doc.get(("spec", "trainer")))
             r = restarts(doc, trainer)
             if r and rdzv_backend(doc, trainer) == "static":

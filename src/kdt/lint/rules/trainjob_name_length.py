@@ -8,6 +8,7 @@ is in the stream (with numNodes) and for JobSets.
 Source: jobset v0.8 pkg/webhooks/jobset_webhook.go ValidateCreate (podNameTooLongErrorMsg),
 pkg/util/placement GenPodName.
 """
+from ... import kinds as K
 from ...findings import ERROR
 from ...operators import jobset as JS
 from ...operators import trainer_v2 as TV2
@@ -45,7 +46,7 @@ def check(docs, ctx):
             yield job.finding(ID, f"pod names reach {len(pod)} characters ({pod}): shorten the TrainJob name "
                                   f"to at most {len(job.name) - (len(pod) - JS.MAX_NAME)}", ("metadata", "name"))
     for doc in docs:
-        if doc.kind == JS.KIND and doc.group == JS.GROUP:
+        if K.JOBSET.matches(doc):
             pod = _longest(doc.name, lst(doc.get(("spec", "replicatedJobs"))), None)
             if len(pod) > JS.MAX_NAME:
                 yield doc.finding(ID, f"pod names reach {len(pod)} characters ({pod})", ("metadata", "name"))

@@ -12,15 +12,15 @@ manifests/base/runtimes (upstream runtime names).
 """
 from ...findings import ERROR, WARNING
 from ...operators import trainer_v2 as TV2
-from ..pods import runtime_for, runtimes as runtime_table
-from ._util import d, trainjobs
+from ..pods import runtime_for
+from ._util import d, runtimes, trainjobs
 
 ID = "trainjob-runtime-ref"
 LEVEL = ERROR
 
 
 def check(docs, ctx):
-    table = runtime_table(ctx.pool(docs))
+    pool = runtimes(ctx.pool(docs))
     for job in trainjobs(docs):
         ref = d(job.get(("spec", "runtimeRef")))
         name = ref.get("name")
@@ -35,7 +35,7 @@ def check(docs, ctx):
             continue
         if runtime_for(job, ctx.pool(docs)) is not None:
             continue
-        other = [k for (k, _, n) in table if n == name and k != kind]
+        other = [rt.kind for rt in pool if rt.name == name and rt.kind != kind]
         if other:
             yield job.finding(ID, f"runtimeRef names {kind} {name!r}, but the stream has it as a {other[0]} "
                                   "(set runtimeRef.kind)", path)

@@ -1,0 +1,120 @@
+"""The registry of kinds: every API kind the tooling knows, one module per kind (or per operator).
+
+In the spirit of Trainer's plugin registry (pkg/runtime/framework/plugins/registry.go) and Kueue's
+per-framework integrations (pkg/controller/jobframework): each module declares its kinds' identity,
+schema source and releases, and the hooks the stages call (`kdt.kinds.base.Kind`: pod templates for
+lint and validation, expansion for the merge preview, rows for the summary, pods and controllers for
+`kdt run`). The stages ask this module; none of them names a kind.
+
+    from kdt import kinds as K
+    k = K.of(doc)                 # the Kind of a Document (None when unknown)
+    k.pod_templates(doc)
+    K.PYTORCHJOB.matches(doc)     # a rule that is about one kind
+
+Adding a kind: docs/architecture.md, "Adding a kind".
+"""
+from __future__ import annotations
+
+from typing import Iterable, Iterator
+
+from ..operators import jobset as JS
+from ..operators import trainer_v2 as TV2
+from ..operators import training_operator_v1 as TO1
+from . import argocd, core, jobset, statefulset, trainer_v2, training_operator_v1
+from .base import ANY, DATA, JOB, PODS, RUNTIME, ExpandContext, Kind, PodTemplate, Workload
+
+__all__ = ["ANY", "DATA", "JOB", "PODS", "RUNTIME", "ExpandContext", "Kind", "PodTemplate", "Workload",
+           "ALL", "of", "lookup", "of_object", "by_role", "pod_templates", "containers", "local_pods", "runtimes"]
+
+# Every kind, in the order its module is listed: each module's KINDS.
+ALL: tuple[Kind, ...] = (*core.KINDS, *statefulset.KINDS, *jobset.KINDS, *training_operator_v1.KINDS,
+                         *trainer_v2.KINDS, *argocd.KINDS)
+_BY_ID: dict[tuple[str, str], Kind] = {}
+for _k in ALL:
+    if (_k.group, _k.kind) in _BY_ID:
+        raise RuntimeError(f"kind {_k.id} is registered twice")
+    _BY_ID[(_k.group, _k.kind)] = _k
+
+
+def lookup(group: str, kind: str) -> Kind | None:
+    return _BY_ID.get((group, kind))
+
+
+def _named(kind: str, group: str) -> Kind:
+    k = lookup(group, kind)
+    assert k is not None, f"{group}/{kind} is not registered"
+    return k
+
+
+# The kinds stages and rules name (identity only: each is the registered object).
+POD = _named("Pod", "")
+SERVICE = _named("Service", "")
+SECRET = _named("Secret", "")
+CONFIGMAP = _named("ConfigMap", "")
+NAMESPACE = _named("Namespace", "")
+CRD = _named("CustomResourceDefinition", "apiextensions.k8s.io")
+APPLICATION = _named("Application", "argoproj.io")
+APPLICATIONSET = _named("ApplicationSet", "argoproj.io")
+APPPROJECT = _named("AppProject", "argoproj.io")
+STATEFULSET = _named("StatefulSet", "apps")
+JOBSET = _named(JS.KIND, JS.GROUP)
+PYTORCHJOB = _named(TO1.KIND, TO1.GROUP)
+TRAINJOB = _named(TV2.TRAINJOB, TV2.GROUP)
+TRAINING_RUNTIME = _named(TV2.TRAINING_RUNTIME, TV2.GROUP)
+CLUSTER_TRAINING_RUNTIME = _named(TV2.CLUSTER_TRAINING_RUNTIME, TV2.GROUP)
+RUNTIMES = (TRAINING_RUNTIME, CLUSTER_TRAINING_RUNTIME)
+
+
+def of(doc) -> Kind | None:
+    """The registered kind of a Document (by its API group and kind; any version of the group)."""
+    return _BY_ID.get((doc.group, doc.kind))
+
+
+def of_object(obj: dict) -> Kind | None:
+    """The registered kind of an object mapping (an expanded object, a pod)."""
+    av = str(obj.get("apiVersion") or "")
+    return _BY_ID.get((av.rpartition("/")[0] if "/" in av else "", str(obj.get("kind") or "")))
+
+
+def by_role(role: str) -> tuple[Kind, ...]:
+    return tuple(k for k in ALL if k.role == role)
+
+
+# ------------------------------------------------------------ dispatch helpers for the stages
+def pod_templates(doc) -> Iterator[PodTemplate]:
+    k = of(doc)
+    return k.pod_templates(doc) if k is not None and isinstance(doc.data, dict) else iter(())
+
+
+def containers(doc, init: bool = True) -> Iterator[tuple[PodTemplate | None, tuple, dict]]:
+    """Every container of a document: (pod template, path, container) for each pod template, then the
+    container-like fields outside them (a TrainJob's `trainer`) as (None, path, mapping)."""
+    keys = ("containers", "initContainers") if init else ("containers",)
+    for pt in pod_templates(doc):
+        for key in keys:
+            items = pt.spec.get(key)
+            for i, c in enumerate(items if isinstance(items, list) else []):
+                if isinstance(c, dict):
+                    yield pt, pt.path + (key, i), c
+    k = of(doc)
+    if k is not None and isinstance(doc.data, dict):
+        for path, c in k.extra_containers(doc):
+            yield None, path, c
+
+
+def runtimes(docs: Iterable) -> list:
+    """The Trainer runtimes among `docs` (TrainingRuntime and ClusterTrainingRuntime)."""
+    return [d for d in docs if any(k.matches(d) for k in RUNTIMES)]
+
+
+def local_pods(expanded: Iterable) -> list:
+    """Every pod of the merge preview's objects, ready for `kdt run`: a pod is built by the kind of the
+    document it came from (it knows the pod's group and index), any other object by its own kind (a
+    JobSet makes its Jobs' pods). Stable order: as expanded (masters, node 0 first)."""
+    out = []
+    for e in expanded:
+        k = of_object(e.obj)
+        owner = of(e.source) if (k is None or k.role == PODS) else k
+        if owner is not None:
+            out.extend(owner.local_pods(e))
+    return out

@@ -1,0 +1,157 @@
+"""What a kind declares to the registry: identity, schema source, releases, and one hook per stage.
+
+A `Kind` is one API kind the tooling knows (`kubeflow.org/PyTorchJob`, `apps/StatefulSet`, ...). Each
+stage of the pipeline asks the registry (`kdt.kinds`) for the kind of a document and calls the hook it
+needs; a hook a kind does not implement keeps the default here, which says "nothing to do" (or, for the
+merge preview, "not modelled"). So a new kind is one module that subclasses `Kind`, and no stage changes.
+
+| hook | stage that calls it | default |
+|---|---|---|
+| `admitted(data)` | validate: the object after the mutating webhooks' defaults | unchanged |
+| `pod_templates(doc)` | lint (`kdt.lint.pods`), apivalidation, pod security | none |
+| `extra_containers(doc)` | lint: container-like fields outside pod templates (TrainJob's `trainer`) | none |
+| `own_pod_labels(doc, tmpl)` | lint: labels the controller puts on each pod it creates | none |
+| `expand(doc, ctx)` | merge preview (`kdt.merge_preview`): the objects the operator creates | None: not modelled |
+| `describe(items)` | merge preview's one-line summary of what a source created | generic |
+| `notes(e)` | merge preview: what each pod computes at start | none |
+| `workload(doc, docs)` | summary table (`kdt.summary`): nodes, GPUs, processes, world size | None: no row |
+| `local_pods(e)` | `kdt run`: the pods of an expanded object, ready to start | none |
+| `controller(pods, ctx)` | `kdt run`: the lifecycle rules of the pods this kind owns | None |
+| `set_nproc(data, n)` | `kdt run --nproc-per-node`: processes per node, where the operator reads it | False |
+| `field_origin(pod, c, key)` | `kdt run`: where a container's command/args were written | the template |
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterator
+
+if TYPE_CHECKING:   # annotations only: no stage is imported by a kind
+    from ..documents import Document
+    from ..expand.model import Expanded
+    from ..findings import Finding
+
+ANY = object()   # a label value the manifest cannot know (the TrainJob's name, in a runtime): matches any selector value
+
+# What a kind is to the pipeline.
+JOB = "job"            # a training job: creates pods (directly or through another kind); a summary row
+RUNTIME = "runtime"    # a template another kind's objects are made from (Trainer's runtimes)
+PODS = "pods"          # a built-in kind holding pod templates (Deployment, Job, Pod, ...)
+DATA = "data"          # an object other objects read (Service, Secret, ConfigMap, Namespace, ...)
+
+
+@dataclass
+class PodTemplate:
+    """One pod template of a document, as lint rules and validation read it."""
+    doc: "Document"
+    path: tuple          # JSON path of the pod spec (the mapping with `containers`)
+    spec: dict
+    role: str = ""       # PyTorchJob replica type, replicated job name, ...
+    replicas: int | None = None
+    metadata_path: tuple | None = None   # JSON path of the template's metadata (labels), when it has one
+
+
+@dataclass
+class Workload:
+    """One training job as a summary row sees it."""
+    kind: str
+    name: str
+    nodes: str = "-"             # "2", or "1-4" for elastic bounds
+    max_nodes: int = 0
+    gpus_per_node: int = 0
+    procs_per_node: str = "-"    # from the manifest, or "auto" (= GPUs, or 1 on CPU)
+    world_size: str = "-"
+    cpu: float = 0.0             # requested per job, all nodes at max
+    memory: float = 0.0
+
+
+@dataclass
+class ExpandContext:
+    """What an expansion may need beyond the document: the run's other documents and options."""
+    docs: list
+    load: Any                          # kdt.expand.model.Loader
+    trainer_version: str | None = None
+    options: dict | None = None        # per-operator settings (e.g. a Training Operator init-container template)
+
+
+class Kind:
+    """One API kind. Subclasses set the identity and override the hooks their kind has."""
+    group: str = ""                    # "" for the core API
+    kind: str = ""
+    versions: tuple[str, ...] = ()     # API versions read (the first is the one written)
+    role: str = DATA
+    operator: str = "Kubernetes"       # who acts on it
+    releases: tuple[str, ...] = ()     # releases of that operator the tooling targets
+    schema_source: str = "kubernetes-validate (the API server's OpenAPI, strict)"
+    namespaced: bool = True
+
+    # ------------------------------------------------------------ identity
+    @property
+    def api_version(self) -> str:
+        v = self.versions[0] if self.versions else "v1"
+        return f"{self.group}/{v}" if self.group else v
+
+    @property
+    def id(self) -> str:
+        """`group/Kind` (`Kind` for the core API): how docs and tests name it."""
+        return f"{self.group}/{self.kind}" if self.group else self.kind
+
+    def matches(self, doc) -> bool:
+        """Whether a Document (or an object mapping) is of this kind (any API version of its group)."""
+        if isinstance(doc, dict):
+            av = str(doc.get("apiVersion") or "")
+            group = av.rpartition("/")[0] if "/" in av else ""
+            return doc.get("kind") == self.kind and group == self.group
+        return doc.kind == self.kind and doc.group == self.group
+
+    def __repr__(self) -> str:
+        return f"<Kind {self.id}>"
+
+    # ------------------------------------------------------------ lint, validation
+    def admitted(self, data: dict) -> dict:
+        """The object as the API server validates it: after its mutating webhooks' defaults."""
+        return data
+
+    def pod_templates(self, doc: "Document") -> Iterator[PodTemplate]:
+        return iter(())
+
+    def extra_containers(self, doc: "Document") -> Iterator[tuple[tuple, dict]]:
+        """(path, mapping) of container-like fields outside pod templates."""
+        return iter(())
+
+    def own_pod_labels(self, doc: "Document", tmpl: PodTemplate) -> dict:
+        """Labels (key -> value, or `ANY` for "some value") the controller puts on every pod it
+        creates from `tmpl`, beyond the template's own."""
+        return {}
+
+    # ------------------------------------------------------------ merge preview
+    def expand(self, doc: "Document", ctx: ExpandContext) -> "tuple[list[Expanded], list[Finding]] | None":
+        """The objects the operator creates from `doc`; None when this kind is not expanded (not modelled)."""
+        return None
+
+    def describe(self, items: "list[Expanded]") -> str:
+        """One phrase for what the operator created from one source (`2 pods (a, b), WORLD_SIZE=2`)."""
+        names = ", ".join(e.name for e in items[:4]) + (f", ... {items[-1].name}" if len(items) > 4 else "")
+        kinds = {e.kind for e in items}
+        what = f"{len(items)} {'/'.join(sorted(kinds))}{'s' if len(items) != 1 else ''}"
+        return f"{what} ({names})"
+
+    def notes(self, e: "Expanded") -> list[str]:
+        return []
+
+    # ------------------------------------------------------------ summary
+    def workload(self, doc: "Document", docs: list) -> Workload | None:
+        return None
+
+    # ------------------------------------------------------------ kdt run
+    def local_pods(self, e: "Expanded") -> list:
+        return []
+
+    def controller(self, pods: list, ctx: dict):
+        return None
+
+    def set_nproc(self, data: dict, n: int) -> bool:
+        return False
+
+    def field_origin(self, pod, container, key: str) -> tuple:
+        """(document, path) where a container's `key` (command, args) was written."""
+        return container.doc, container.path + (key,)

@@ -1,0 +1,107 @@
+"""Built-in Kubernetes kinds: the ones that hold pod templates, and the ones other objects read.
+
+Pod template paths are the API's own (k8s.io/api: apps/v1 DeploymentSpec, ReplicaSetSpec,
+DaemonSetSpec; batch/v1 JobSpec, CronJobSpec.jobTemplate; core/v1 ReplicationControllerSpec,
+Pod.spec). The StatefulSet, a training path of its own, is `kdt.kinds.statefulset`.
+"""
+from __future__ import annotations
+
+from typing import Iterator
+
+from ..fields import as_dict, as_int
+from .base import PODS, Kind, PodTemplate
+
+
+class _Templated(Kind):
+    """A built-in kind with one pod template at `spec.template` (or a longer path)."""
+    role = PODS
+    template_path: tuple = ("spec", "template")
+    counts_replicas = True
+
+    def pod_templates(self, doc) -> Iterator[PodTemplate]:
+        tmpl = doc.data
+        for key in self.template_path:
+            tmpl = as_dict(as_dict(tmpl).get(key))
+        spec = as_dict(doc.data.get("spec")) if isinstance(doc.data, dict) else {}
+        replicas = as_int(spec.get("replicas", 1)) if self.counts_replicas else None
+        yield PodTemplate(doc, self.template_path + ("spec",), as_dict(tmpl.get("spec")), self.kind, replicas,
+                          self.template_path + ("metadata",))
+
+
+class Deployment(_Templated):
+    group, kind, versions = "apps", "Deployment", ("v1",)
+
+
+class ReplicaSet(_Templated):
+    group, kind, versions = "apps", "ReplicaSet", ("v1",)
+
+
+class DaemonSet(_Templated):
+    group, kind, versions = "apps", "DaemonSet", ("v1",)
+    counts_replicas = False          # one pod per node
+
+
+class Job(_Templated):
+    group, kind, versions = "batch", "Job", ("v1",)
+
+
+class ReplicationController(_Templated):
+    group, kind, versions = "", "ReplicationController", ("v1",)
+
+
+class CronJob(_Templated):
+    group, kind, versions = "batch", "CronJob", ("v1",)
+    template_path = ("spec", "jobTemplate", "spec", "template")
+
+    def pod_templates(self, doc) -> Iterator[PodTemplate]:
+        for pt in super().pod_templates(doc):
+            pt.replicas = 1
+            yield pt
+
+
+class Pod(Kind):
+    group, kind, versions = "", "Pod", ("v1",)
+    role = PODS
+
+    def pod_templates(self, doc) -> Iterator[PodTemplate]:
+        yield PodTemplate(doc, ("spec",), as_dict(doc.data.get("spec")) if isinstance(doc.data, dict) else {},
+                          self.kind, 1, ("metadata",))
+
+
+class Service(Kind):
+    group, kind, versions = "", "Service", ("v1",)
+
+
+class Secret(Kind):
+    group, kind, versions = "", "Secret", ("v1",)
+
+
+class ConfigMap(Kind):
+    group, kind, versions = "", "ConfigMap", ("v1",)
+
+
+class Namespace(Kind):
+    group, kind, versions = "", "Namespace", ("v1",)
+    namespaced = False
+
+
+class PersistentVolumeClaim(Kind):
+    group, kind, versions = "", "PersistentVolumeClaim", ("v1",)
+
+
+class _ClusterScoped(Kind):
+    """A built-in kind with no namespace (its API's scope: Cluster)."""
+    namespaced = False
+
+    def __init__(self, group: str, kind: str, version: str = "v1"):
+        self.group, self.kind, self.versions = group, kind, (version,)
+
+
+KINDS = (Pod(), Deployment(), ReplicaSet(), DaemonSet(), Job(), ReplicationController(), CronJob(),
+         Service(), Secret(), ConfigMap(), Namespace(), PersistentVolumeClaim(),
+         _ClusterScoped("apiextensions.k8s.io", "CustomResourceDefinition"),
+         _ClusterScoped("rbac.authorization.k8s.io", "ClusterRole"),
+         _ClusterScoped("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+         _ClusterScoped("scheduling.k8s.io", "PriorityClass"),
+         _ClusterScoped("storage.k8s.io", "StorageClass"),
+         _ClusterScoped("", "PersistentVolume"))

@@ -1,0 +1,146 @@
+"""Kubeflow Trainer v2 (`trainer.kubeflow.org/v1alpha1`): TrainJob, TrainingRuntime, ClusterTrainingRuntime.
+
+A TrainJob has no pod template of its own: the controller builds a JobSet from its runtime's template
+with the TrainJob's overrides (2.1) or patches (2.2+) and `spec.trainer` (kdt.expand.trainer_v2); the
+JobSet's kind (kdt.kinds.jobset) then makes and runs the pods. Lint reads `spec.trainer` as a
+container-like mapping, and a runtime's replicated jobs as pod templates whose JobSet name is the name of
+a TrainJob the runtime cannot know. Facts: kdt.operators.trainer_v2, kdt.operators.injection.
+"""
+from __future__ import annotations
+
+import json
+from typing import Iterator
+
+from .. import versions as V
+from ..expand import trainer_v2 as expand_tv2
+from ..fields import as_dict, as_int, quantity
+from ..operators import jobset as JS
+from ..operators import trainer_v2 as TV2
+from ..resources import container_gpus, procs_per_node
+from .base import ANY, JOB, RUNTIME, Kind, PodTemplate, Workload
+from .jobset import replicated_job_templates
+
+
+class _Trainer(Kind):
+    group, versions = TV2.GROUP, ("v1alpha1",)
+    operator = "Kubeflow Trainer v2"
+    releases = V.TRAINER_RELEASES
+    schema_source = ("generated from kubeflow-trainer-api's models per release (kdt.schemas.generate) + the "
+                     "official CRDs' enums, formats and CEL rules (kdt.schemas.crd_rules)")
+
+
+class TrainJob(_Trainer):
+    kind = TV2.TRAINJOB
+    role = JOB
+
+    def extra_containers(self, doc) -> Iterator[tuple[tuple, dict]]:
+        trainer = doc.get(("spec", "trainer"))
+        if isinstance(trainer, dict):
+            yield ("spec", "trainer"), trainer
+
+    def expand(self, doc, ctx):
+        return expand_tv2.expand(doc, ctx.docs, ctx.load, ctx.trainer_version)
+
+    def describe(self, items) -> str:
+        parts = []
+        for e in items:
+            f = e.facts
+            pods = f.get("pods") or []
+            shown = ", ".join(pods[:4]) + (", ..." if len(pods) > 4 else "")
+            detail = [f"JobSet {e.name} from {f.get('runtime')} (Trainer {f.get('version')})",
+                      f"{len(pods)} pod{'s' if len(pods) != 1 else ''} ({shown})"]
+            if f.get("ml_policy", "torch") == "torch":
+                detail.append(f"PET_NNODES={f.get('nodes')}")
+            elif f.get("ml_policy") == "none":
+                detail.append("no ML policy (PlainML: pod count and trainer.env only)")
+            if f.get("tf_config"):
+                workers = f["tf_config"][0]["cluster"]["worker"]
+                detail.append(f"TF_CONFIG worker=[{', '.join(workers[:2])}{', ...' if len(workers) > 2 else ''}] "
+                              f"({len(workers)}), task.index = completion index")
+            if "nproc_per_node" in f:
+                eff = (f" ({f['nproc_effective']} per node: torchrun starts one per GPU)"
+                       if f.get("nproc_effective") else "")
+                detail.append(f"PET_NPROC_PER_NODE={f['nproc_per_node']}{eff}")
+            if f.get("world_size") and f.get("ml_policy", "torch") == "torch":
+                detail.append(f"world size {f['world_size']}")
+            if "master" in f:
+                detail.append(f"master {f['master']}")
+            parts.append(", ".join(detail))
+        return "; ".join(parts)
+
+    def notes(self, e) -> list[str]:
+        """What each pod computes at start: its node rank and ranks, or the TF_CONFIG a TensorFlow runtime builds."""
+        cfgs = e.facts.get("tf_config") or []
+        pods = e.facts.get("pods") or []
+        out = []
+        per_node = as_int(e.facts.get("nproc_per_node")) or e.facts.get("nproc_effective")
+        if "nproc_per_node" in e.facts and per_node:
+            out.append(f"PET_NODE_RANK is each pod's completion index; {per_node} processes per node "
+                       f"(PET_NPROC_PER_NODE={e.facts['nproc_per_node']}), world size {e.facts.get('world_size')}:")
+            trainer = [p for p in pods if p.startswith(f"{e.name}-{e.facts.get('trainer_job', TV2.NODE)}-")]
+            for i, name in enumerate(trainer):
+                out.append(f"  pod {name}: PET_NODE_RANK={i}, ranks {i * per_node}-{(i + 1) * per_node - 1}")
+        if cfgs:
+            out.append("TF_CONFIG is built by each pod at start (training/tfkit/cluster.py) from TF_JOBSET_NAME, "
+                       "TF_REPLICATED_JOB, TF_JOB_INDEX (JobSet labels), TF_TASK_INDEX (completion index), "
+                       "TF_NUM_WORKERS and TF_PORT:")
+        for name, cfg in zip(pods, cfgs):
+            out.append(f"  pod {name}: TF_TASK_INDEX={cfg['task']['index']} -> TF_CONFIG="
+                       + json.dumps(cfg, separators=(",", ":")))
+        return out
+
+    def workload(self, doc, docs) -> Workload | None:
+        spec = as_dict(doc.data.get("spec"))
+        trainer = as_dict(spec.get("trainer"))
+        nodes = as_int(trainer.get("numNodes"))
+        res = as_dict(trainer.get("resourcesPerNode"))
+        gpus = container_gpus({"resources": res})
+        procs, p = procs_per_node(trainer.get("numProcPerNode"), gpus)
+        if docs is not None and _plain_ml(doc, docs):
+            procs, p = "1", 1     # no launcher policy: the pod's own command is the one process
+        req = as_dict(res.get("requests"))
+        n = nodes or 1
+        return Workload(self.kind, doc.name, str(nodes) if nodes else "runtime", n, gpus, procs,
+                        str(n * p) if nodes else "-", quantity(req.get("cpu")) * n, quantity(req.get("memory")) * n)
+
+    def set_nproc(self, data: dict, n: int) -> bool:
+        data.setdefault("spec", {}).setdefault("trainer", {})["numProcPerNode"] = n
+        return True
+
+    def field_origin(self, pod, container, key: str) -> tuple:
+        """The `node` container's command and args come from spec.trainer when it sets them (builder.go Trainer)."""
+        trainer = as_dict(as_dict(pod.source.data.get("spec")).get("trainer"))
+        if container.name == TV2.NODE and trainer.get(key) is not None:
+            return pod.source, ("spec", "trainer", key)
+        return super().field_origin(pod, container, key)
+
+
+def _plain_ml(job, docs) -> bool:
+    """True when the TrainJob's runtime (among `docs`) has no ML policy source: one process per node (PlainML)."""
+    rt = TV2.find_runtime(job, list(docs or []))
+    ml = as_dict(rt.data.get("spec")).get("mlPolicy") if rt is not None and isinstance(rt.data, dict) else None
+    return isinstance(ml, dict) and not any(k != "numNodes" for k in ml)
+
+
+class _Runtime(_Trainer):
+    role = RUNTIME
+
+    def pod_templates(self, doc) -> Iterator[PodTemplate]:
+        spec = as_dict(as_dict(as_dict(doc.data.get("spec")).get("template")).get("spec"))
+        yield from replicated_job_templates(doc, spec, ("spec", "template", "spec"))
+
+    def own_pod_labels(self, doc, tmpl) -> dict:
+        # The JobSet is named after a TrainJob the runtime cannot know: ANY matches every selector value.
+        return {JS.LABEL_JOBSET_NAME: ANY, JS.LABEL_REPLICATED_JOB: tmpl.role}
+
+
+class TrainingRuntime(_Runtime):
+    kind = TV2.TRAINING_RUNTIME
+
+
+class ClusterTrainingRuntime(_Runtime):
+    kind = TV2.CLUSTER_TRAINING_RUNTIME
+    namespaced = False
+
+
+KINDS = (TrainJob(), TrainingRuntime(), ClusterTrainingRuntime())

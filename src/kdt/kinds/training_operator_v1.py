@@ -1,0 +1,112 @@
+"""Kubeflow Training Operator v1 (`kubeflow.org/v1`): PyTorchJob, and the other job kinds it serves.
+
+PyTorchJob is a training path of this project: its schema is generated (kdt.schemas.generate), the
+merge preview expands it (kdt.expand.training_operator_v1), `kdt run` drives its pods
+(kdt.run.controllers.PyTorchJobController). TFJob, MPIJob, PaddleJob, XGBoostJob and JAXJob share the
+replica-spec shape and the pod labels (pkg/controller.v1/common/pod.go), so lint reads their pods;
+the merge preview does not model their operators and says so.
+Facts: kdt.operators.training_operator_v1 and kdt.operators.injection.
+"""
+from __future__ import annotations
+
+from typing import Iterator
+
+from .. import versions as V
+from ..expand import training_operator_v1 as expand_to1
+from ..fields import as_dict, as_int
+from ..operators import injection as INJ
+from ..operators import training_operator_v1 as TO1
+from ..run import controllers as C
+from ..run.pods import LocalPod, pod_containers
+from ..resources import pod_gpus, pod_requests, procs_per_node
+from .base import JOB, Kind, PodTemplate, Workload
+
+RELEASES = ("v1.8.1", V.TRAINING_OPERATOR)
+
+
+class TrainingOperatorJob(Kind):
+    """A `kubeflow.org/v1` job: replica types mapped to replica specs, one pod per replica."""
+    group, versions = TO1.GROUP, ("v1",)
+    role = JOB
+    operator = "Kubeflow Training Operator v1"
+    releases = RELEASES
+    schema_source = "the official CRD (../shared/corpus/kubeflow/crds); no schema of ours"
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self.replica_specs, self.controller_name = TO1.V1_KINDS[kind]
+
+    def pod_templates(self, doc) -> Iterator[PodTemplate]:
+        spec = as_dict(doc.data.get("spec")) if isinstance(doc.data, dict) else {}
+        for key, rs in as_dict(spec.get(self.replica_specs)).items():
+            rs = as_dict(rs)
+            base = ("spec", self.replica_specs, key, "template")
+            yield PodTemplate(doc, base + ("spec",), as_dict(as_dict(rs.get("template")).get("spec")), key,
+                              as_int(rs.get("replicas", 1)), base + ("metadata",))
+
+    def own_pod_labels(self, doc, tmpl) -> dict:
+        # pkg/controller.v1/common/job_controller.go GenLabels, common/pod.go createNewPod.
+        return {INJ.V1_LABEL_JOB_NAME: doc.name, INJ.V1_LABEL_REPLICA_TYPE: str(tmpl.role).lower(),
+                INJ.V1_LABEL_OPERATOR: self.controller_name}
+
+
+class PyTorchJob(TrainingOperatorJob):
+    schema_source = "generated from kubeflow-trainer-api's models (kdt.schemas.generate) + the CRD's enums"
+
+    def __init__(self):
+        super().__init__(TO1.KIND)
+
+    def expand(self, doc, ctx):
+        return expand_to1.expand(doc, ctx.load)
+
+    def describe(self, items) -> str:
+        names = ", ".join(e.name for e in items[:4]) + (f", ... {items[-1].name}" if len(items) > 4 else "")
+        env = {}
+        for c in as_dict(items[0].obj.get("spec")).get("containers") or []:
+            if isinstance(c, dict) and c.get("name") == TO1.CONTAINER_NAME:
+                env = {e.get("name"): e.get("value") for e in c.get("env") or [] if isinstance(e, dict)}
+        detail = [f"{k}={env[k]}" for k in ("WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "PET_NNODES",
+                                              "PET_NPROC_PER_NODE", "PET_RDZV_ENDPOINT") if k in env]
+        return f"{len(items)} pod{'s' if len(items) != 1 else ''} ({names})" + (", " + ", ".join(detail) if detail else "")
+
+    def workload(self, doc, docs) -> Workload | None:
+        spec = as_dict(doc.data.get("spec"))
+        total, gpus, cpu, mem = 0, 0, 0.0, 0.0
+        for r in as_dict(spec.get(self.replica_specs)).values():
+            if not isinstance(r, dict):
+                continue
+            n = as_int(r.get("replicas", 1), 0)
+            total += n
+            pod = as_dict(as_dict(r.get("template")).get("spec"))
+            gpus = max(gpus, pod_gpus(pod, TO1.CONTAINER_NAME))
+            c, m = pod_requests(pod)
+            cpu, mem = cpu + c * n, mem + m * n
+        elastic = as_dict(spec.get("elasticPolicy"))
+        label, maxn = str(total), total
+        if elastic:
+            lo = as_int(elastic.get("minReplicas")) or total
+            hi = as_int(elastic.get("maxReplicas")) or total
+            label, maxn = (f"{lo}-{hi}" if lo != hi else str(hi)), hi
+        procs, p = procs_per_node(spec.get("nprocPerNode", elastic.get("nProcPerNode")), gpus)
+        world = (f"{(as_int(label) or maxn) * p}" if "-" not in label
+                 else f"{as_int(elastic.get('minReplicas'), 0) * p}-{maxn * p}")
+        return Workload(self.kind, doc.name, label, maxn, gpus, procs, world, cpu, mem)
+
+    def local_pods(self, e) -> list:
+        pod = LocalPod(e.name, e.obj, self, e.source.name, str(e.facts.get("replica_type")),
+                       int(e.name.rsplit("-", 1)[-1]), e.source)
+        pod_containers(pod, tuple(e.base_path) + ("spec",), e.source)
+        return [pod]
+
+    def controller(self, pods, ctx):
+        return C.PyTorchJobController(pods)
+
+    def set_nproc(self, data: dict, n: int) -> bool:
+        spec = data.setdefault("spec", {})
+        spec["nprocPerNode"] = str(n)
+        if isinstance(spec.get("elasticPolicy"), dict):
+            spec["elasticPolicy"].pop("nProcPerNode", None)
+        return True
+
+
+KINDS = (PyTorchJob(), *(TrainingOperatorJob(k) for k in TO1.V1_KINDS if k != TO1.KIND))

@@ -1,0 +1,212 @@
+"""The house rules of the tooling package, checked on its source (docs/architecture.md):
+no import cycle; no stage outside the registry (kdt.kinds) and the facts (kdt.operators) compares a
+kind name; every registered kind is unique and reachable; the checklist names files that exist."""
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from kdt import kinds as K
+
+ROOT = Path(__file__).resolve().parents[2]
+PKG = ROOT / "src" / "kdt"
+
+
+def _module(path: Path) -> str:
+    rel = path.relative_to(PKG.parent).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module(p): p for p in PKG.rglob("*.py") if "__pycache__" not in p.parts}
+
+
+def _resolve(mod: str, is_pkg: bool, level: int, name: str | None) -> str:
+    if level == 0:
+        return name or ""
+    base = mod.split(".") if is_pkg else mod.split(".")[:-1]
+    base = base[: len(base) - (level - 1)]
+    return ".".join(base + ([name] if name else []))
+
+
+def _edges(mods: dict[str, Path]) -> dict[str, set[str]]:
+    """Module-level imports (those that run when the module loads), each to the module it loads and the
+    packages above it (loading a.b.c runs a/__init__ and a/b/__init__ first)."""
+    out: dict[str, set[str]] = {}
+    for mod, path in mods.items():
+        tree = ast.parse(path.read_text())
+        targets: set[str] = set()
+        for node in tree.body:   # top level only: a function-level import runs later
+            if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+                continue
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = _resolve(mod, path.name == "__init__.py", node.level, node.module)
+                names = [base] + [f"{base}.{a.name}" for a in node.names]
+            for n in names:
+                while n:
+                    if n in mods and n != mod:
+                        targets.add(n)
+                    n = n.rpartition(".")[0]
+        out[mod] = {t for t in targets if t.startswith("kdt")}
+    return out
+
+
+def test_no_import_cycle():
+    mods = _modules()
+    edges = _edges(mods)
+    # Tarjan's strongly connected components: a component of more than one module is a cycle.
+    index, low, stack, on, cycles, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in edges.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            # A package and its own submodule are one load (a/__init__ importing a.b): not a cycle unless
+            # another module is in between.
+            if len(comp) > 1 and not all(c == min(comp, key=len) or c.startswith(min(comp, key=len) + ".")
+                                         for c in comp if len(comp) == 2):
+                cycles.append(sorted(comp))
+
+    import sys
+    sys.setrecursionlimit(10000)
+    for v in mods:
+        if v not in index:
+            visit(v)
+    assert not cycles, f"import cycles: {cycles}"
+
+
+_KIND_NAMES = {k.kind for k in K.ALL}
+_KIND_CONSTANTS = {"KIND", "TRAINJOB", "TRAINING_RUNTIME", "CLUSTER_TRAINING_RUNTIME", "RUNTIME_KINDS"}
+
+
+def _is_kind_ref(node) -> bool:
+    """`x.kind`, `x["kind"]`, `x.get("kind")`."""
+    if isinstance(node, ast.Attribute) and node.attr == "kind":
+        return True
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value == "kind":
+        return True
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+            and node.args and isinstance(node.args[0], ast.Constant) and node.args[0].value == "kind")
+
+
+def _names_a_kind(node) -> bool:
+    """A registered kind's name as a literal (or in a tuple of them), or an operators' kind constant."""
+    for n in ast.walk(node):
+        if isinstance(n, ast.Constant) and n.value in _KIND_NAMES:
+            return True
+        if isinstance(n, ast.Attribute) and n.attr in _KIND_CONSTANTS:
+            return True
+    return False
+
+
+def test_no_stage_outside_the_registry_compares_a_kind_name():
+    offenders = []
+    for mod, path in _modules().items():
+        if mod.startswith(("kdt.kinds", "kdt.operators")):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Compare):
+                sides = [node.left, *node.comparators]
+                if any(_is_kind_ref(s) for s in sides) and any(_names_a_kind(s) for s in sides if not _is_kind_ref(s)):
+                    offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "endswith"
+                    and _is_kind_ref(node.func.value) and node.args and isinstance(node.args[0], ast.Constant)
+                    and any(n.endswith(str(node.args[0].value)) for n in _KIND_NAMES)):
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not offenders, "ask kdt.kinds instead of comparing kind names: " + ", ".join(offenders)
+
+
+def test_every_kind_is_registered_once_and_found_by_its_identity():
+    ids = [(k.group, k.kind) for k in K.ALL]
+    assert len(ids) == len(set(ids))
+    for k in K.ALL:
+        assert K.lookup(k.group, k.kind) is k
+        obj = {"apiVersion": k.api_version, "kind": k.kind}
+        assert K.of_object(obj) is k and k.matches(obj)
+        assert k.role in (K.JOB, K.RUNTIME, K.PODS, K.DATA)
+
+
+def test_every_kind_module_is_in_the_registry():
+    """A module under kdt/kinds that declares KINDS is listed in the registry's ALL (else its kinds are
+    invisible to every stage)."""
+    registered = {id(k) for k in K.ALL}
+    for path in (PKG / "kinds").glob("*.py"):
+        if path.name in ("__init__.py", "base.py"):
+            continue
+        mod = __import__(f"kdt.kinds.{path.stem}", fromlist=["KINDS"])
+        assert hasattr(mod, "KINDS"), f"{path.name} declares no KINDS"
+        assert all(id(k) in registered for k in mod.KINDS), f"{path.name}: not every kind is in kdt.kinds.ALL"
+
+
+def test_the_checklists_name_files_that_exist():
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    section = text[text.index("## Checklists"):]
+    paths = set(re.findall(r"`((?:src|tests|docs|bench|scripts|charts|overlays|components|deploy)/[^`*<> ]+)`", section))
+    assert len(paths) >= 10
+    missing = [p for p in sorted(paths) if not (ROOT / p.rstrip("/")).exists()]
+    assert not missing, f"docs/architecture.md names files that do not exist: {missing}"
+
+
+@pytest.mark.parametrize("kind", [k for k in K.ALL if k.role == K.JOB], ids=lambda k: k.id)
+def test_every_job_kind_reads_its_pod_templates(kind):
+    """A training job kind gives lint and validation its pod templates (TrainJob: its trainer instead)."""
+    from kdt.documents import load_stream
+    doc = _minimal(kind)
+    (d,), problems = load_stream(doc, "k.yaml")
+    assert not problems
+    found = list(K.pod_templates(d)) or list(kind.extra_containers(d))
+    assert found, f"{kind.id} yields no pod template for a minimal object"
+
+
+def _minimal(kind) -> str:
+    pod = "{spec: {containers: [{name: c, image: i}]}}"
+    if kind is K.TRAINJOB:
+        spec = "{trainer: {image: i}}"
+    elif kind is K.JOBSET:
+        spec = f"{{replicatedJobs: [{{name: r, template: {{spec: {{template: {pod}}}}}}}]}}"
+    elif kind.group == "kubeflow.org":
+        spec = f"{{{kind.replica_specs}: {{Worker: {{replicas: 1, template: {pod}}}}}}}"
+    else:
+        spec = f"{{replicas: 1, template: {pod}}}"
+    return f"apiVersion: {kind.api_version}\nkind: {kind.kind}\nmetadata: {{name: x}}\nspec: {spec}\n"
+
+
+def test_no_package_binds_a_name_that_a_submodule_of_it_also_has():
+    """Python binds a subpackage to its parent's name when it loads it, replacing a function of the same
+    name (`from kdt.cli import run` gave the module after `import kdt.cli.run`): no package of kdt
+    defines a top-level function or class named like one of its own submodules."""
+    clashes = []
+    for init in PKG.rglob("__init__.py"):
+        subs = {p.stem for p in init.parent.glob("*.py") if p.name != "__init__.py"} | \
+               {p.name for p in init.parent.iterdir() if (p / "__init__.py").exists()}
+        for node in ast.parse(init.read_text()).body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name in subs:
+                clashes.append(f"{init.relative_to(ROOT)}: {node.name}")
+            if isinstance(node, ast.ImportFrom) and node.level and node.module:   # `from .engine import rules`
+                clashes += [f"{init.relative_to(ROOT)}: {a.asname or a.name}" for a in node.names
+                            if (a.asname or a.name) in subs and (a.asname or a.name) != node.module]
+    assert not clashes, clashes
