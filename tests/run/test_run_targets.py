@@ -199,3 +199,49 @@ def test_usage_errors(tmp_path):
     assert code == 2 and "is not a folder" in err
     code, _, err, _ = kdt_run("overlays/statefulset", "--volume", "models-pvc", workdir=tmp_path)
     assert code == 2 and "expected CLAIM=DIR" in err
+
+
+def _set(script: str, flag_path: str | None = None) -> str:
+    """A one-pod StatefulSet whose container runs `script` (Python), reading `flag_path` from a claim."""
+    args = [f"--model-dir={flag_path}", "--output-dir=/data/out"] if flag_path else []
+    return yaml_dump({
+        "apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "loop"},
+        "spec": {"replicas": 1, "serviceName": "loop", "selector": {"matchLabels": {"app": "loop"}},
+                 "template": {"metadata": {"labels": {"app": "loop"}}, "spec": {
+                     "containers": [{"name": "main", "image": "busybox:1.36", "command": ["python3", "-c", script, *args],
+                                     "volumeMounts": [{"name": "data", "mountPath": "/data"}]}],
+                     "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data-pvc"}}]}}}})
+
+
+def yaml_dump(obj) -> str:
+    import yaml
+    return yaml.safe_dump(obj, sort_keys=False)
+
+
+def test_a_claim_that_holds_nothing_the_command_reads_stops_the_run_before_it_starts(tmp_path):
+    """The command reads /data/model from claim data-pvc (--model-dir); writes /data/out (--output-dir, not an
+    input). Empty: one line naming the claim, the path and how to fill it, exit 2, nothing started. Filled
+    with --volume: the run goes on."""
+    target = tmp_path / "set.yaml"
+    target.write_text(_set("import sys; print(open(sys.argv[1].split('=')[1] + '/w').read())", "/data/model"))
+    code, out, err, events = kdt_run(target, "--quiet", workdir=tmp_path / "empty")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and not of(events, "start"), err
+    assert "reads /data/model (--model-dir) from claim data-pvc, which holds nothing there" in err
+    assert "--volume data-pvc=DIR" in err and "set.yaml:" in err and "/data/out" not in err
+    filled = tmp_path / "filled"
+    (filled / "model").mkdir(parents=True)
+    (filled / "model" / "w").write_text("weights\n")
+    code, out, err, events = kdt_run(target, "--quiet", "--volume", f"data-pvc={filled}", workdir=tmp_path / "ok")
+    assert "holds nothing" not in err and of(events, "start"), err
+    assert not processes_of(tmp_path)
+
+
+def test_a_pod_failing_the_same_way_at_every_restart_is_crashloopbackoff(tmp_path):
+    target = tmp_path / "loop.yaml"
+    target.write_text(_set("raise ValueError('model config not found in /models/base')"))
+    code, out, err, events = kdt_run(target, "--quiet", "--restart-delay", "0.2", "--crash-loop-limit", "2",
+                                     workdir=tmp_path / "w", timeout=60)
+    assert code == 1, out + err
+    assert out.strip().startswith("Failed (CrashLoopBackOff): pod loop-0 failed the same way 2 times")
+    assert "ValueError: model config not found in /models/base" in out
+    assert len(of(events, "start")) == 2 and not processes_of(tmp_path)

@@ -99,6 +99,9 @@ def _parser() -> Parser:
     p.add_argument("--lose", action="append", default=[], metavar="POD@WHEN", help="lose a whole pod (its node is gone)")
     p.add_argument("--timeout", type=float, default=900.0, help="give up (Failed: Timeout) after this many seconds")
     p.add_argument("--max-pod-restarts", type=int, default=10, help="StatefulSet: restarts of one pod before the run gives up")
+    p.add_argument("--crash-loop-limit", type=int, default=3, metavar="N",
+                   help="a pod failing N times with the same error line and no training step between is "
+                        "CrashLoopBackOff: the run ends, exit 1 (default 3)")
     p.add_argument("--restart-delay", type=float, default=1.0, help="seconds before a restarted container or recreated pod starts")
     p.add_argument("--workdir", metavar="DIR", help="the run's folder (volumes, logs, timeline); default: a new temporary folder")
     p.add_argument("--timeline", metavar="FILE.png", help="draw the timeline (loss, pods, faults) into this PNG")
@@ -107,6 +110,9 @@ def _parser() -> Parser:
     p.add_argument("--jobset-feature-gates", metavar="GATE=true,...", default="",
                    help="feature gates the JobSet controller runs with (RestartJob, InPlaceRestart: alpha, off by default)")
     p.add_argument("--quiet", action="store_true", help="print the verdict only")
+    p.add_argument("--dry-run", action="store_true",
+                   help="check everything a run checks (target, claims, commands, ports), print each pod's "
+                        "address and commands, start nothing")
     return p
 
 
@@ -196,6 +202,8 @@ def _supervisor(pods: list, ctls: list, docs: list, opts, tl):
 
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
+    if args.crash_loop_limit < 1:
+        raise UsageError("--crash-loop-limit must be at least 1")
     from ..run import faults as FAULTS
     from ..run.supervisor import Options
     from ..run.timeline import Timeline
@@ -223,17 +231,31 @@ def main(argv=None) -> int:
         run_dir.mkdir(parents=True, exist_ok=True)
         tl = Timeline(out=None if args.quiet else sys.stdout)
         opts = Options(run_dir=run_dir.resolve(), root=ROOT, env=extra_env, timeout=args.timeout,
-                       restart_delay=args.restart_delay, faults=faults, claims=claims)
+                       restart_delay=args.restart_delay, faults=faults, claims=claims,
+                       crash_loop_limit=args.crash_loop_limit)
         sup = _supervisor(pods, ctls, docs, opts, tl)
     except _Stop as stop:
         for f in sorted(stop.findings, key=F.sort_key):
             print(text_report.line(f), file=sys.stderr)
         return 2
+    if args.dry_run:
+        return _plan(sup, pods, name)
     if not args.quiet:
         print(f"# kdt run {name}: {len(pods)} pod(s) "
               f"({', '.join(f'{q.name}={q.ip}' for q in pods[:6])}{', ...' if len(pods) > 6 else ''}); "
               f"folder {run_dir}", flush=True)
     return _run(sup, tl, args, name, run_dir)
+
+
+def _plan(sup, pods: list, name: str) -> int:
+    """--dry-run: what would start, where; nothing is started."""
+    from ..run.pods import describe_argv
+    print(f"# kdt run {name} --dry-run: {len(pods)} pod(s); nothing started")
+    for pod in pods:
+        for c in [*pod.init_containers, *pod.containers]:
+            argv, _, _ = sup.command(pod, c, sup.opts.run_dir / "pods" / pod.name)
+            print(f"{pod.name} ({pod.ip}) {'init ' if c.init else ''}{c.name}: {describe_argv(argv)[:300]}")
+    return 0
 
 
 def _run(sup, tl, args, name: str, run_dir: Path) -> int:

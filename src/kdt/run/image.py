@@ -16,6 +16,13 @@ from pathlib import Path
 from .. import versions
 
 APP_TRAINING = "/app/training"
+# How to fill the claims a sample of the image reads, for a run without a cluster: the script named in a
+# command -> what writes its inputs offline (training/make_tiny_llm.py: a random-weight Llama, its tokenizer
+# and JSONL data; docs/llm-finetune.md).
+FILLERS = {
+    "llm_finetune.py": ("python3 training/make_tiny_llm.py DIR --name base writes them offline, then "
+                        "--volume datasets-pvc=DIR/data --volume models-pvc=DIR/models (docs/llm-finetune.md)"),
+}
 
 
 @dataclass

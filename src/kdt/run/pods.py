@@ -262,6 +262,44 @@ def volume_folders(pod: LocalPod, c: Container, run_dir: Path, image_paths: dict
     return Mounts(sorted(pairs.items(), key=lambda kv: -len(kv[0])))
 
 
+# A flag whose value is a path the program writes (outputs, checkpoints, logs, caches): not an input.
+_WRITES = re.compile(r"out|save|checkpoint|ckpt|log|cache|dump|export|work|tmp|temp", re.I)
+_PATH_FLAG = re.compile(r"(--?[A-Za-z][\w-]*)(?:=|\s+)['\"]?(/[^\s'\";|&]+)")
+
+
+@dataclass
+class ClaimInput:
+    claim: str
+    mount: str            # the container's mountPath of the claim
+    path: str             # the path the command reads, as written
+    flag: str             # the flag it is given with
+
+
+def claim_inputs(pod: LocalPod, c: Container) -> list[ClaimInput]:
+    """Paths a container's command reads from a PersistentVolumeClaim: `--flag=/mount/...` or `--flag
+    /mount/...` in command, args or a shell script there, under the mountPath of a claim, with a flag that
+    does not name an output (out, save, checkpoint, log, cache, ...)."""
+    vols = {str(v.get("name")): v for v in pod.spec.get("volumes") or [] if isinstance(v, dict)}
+    mounts = []
+    for m in c.spec.get("volumeMounts") or []:
+        if not isinstance(m, dict) or not m.get("mountPath"):
+            continue
+        v = vols.get(str(m.get("name"))) or {}
+        if "persistentVolumeClaim" in v:
+            mounts.append((str(m["mountPath"]).rstrip("/"), str((v.get("persistentVolumeClaim") or {}).get("claimName"))))
+    out = []
+    text = "\n".join(str(x) for x in [*(c.spec.get("command") or []), *(c.spec.get("args") or [])])
+    for m in _PATH_FLAG.finditer(text):
+        flag, path = m.group(1), m.group(2)
+        if _WRITES.search(flag):
+            continue
+        for mount, claim in sorted(mounts, key=lambda x: -len(x[0])):
+            if path == mount or path.startswith(mount + "/"):
+                out.append(ClaimInput(claim, mount, path, flag))
+                break
+    return out
+
+
 def describe_argv(argv: list[str]) -> str:
     return " ".join(shlex.quote(a) for a in argv)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
+import re
 import shutil
 import signal
 import socket
@@ -25,10 +26,11 @@ from ..findings import Finding
 from . import controllers as C
 from . import netshim
 from .faults import Fault
-from .image import APP_TRAINING, facts
+from .image import APP_TRAINING, FILLERS, facts
 
 image_facts = functools.lru_cache(maxsize=None)(facts)   # a Dockerfile is read once per run, not per container start
-from .pods import Container, EnvError, LocalPod, container_env, describe_argv, expand_refs, volume_folders
+from .pods import (Container, EnvError, LocalPod, claim_inputs, container_env, describe_argv, expand_refs,
+                   volume_folders)
 from .timeline import Timeline, read_tagged
 
 PASS_ENV = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "LD_LIBRARY_PATH")
@@ -36,6 +38,9 @@ PASS_ENV = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "LD_LIBRARY_PATH")
 # back as it would offline), and gRPC (TensorFlow) resolves names through getaddrinfo, where the
 # run's names are, not with its own DNS client.
 LOCAL_ENV = {"HF_HUB_OFFLINE": "1", "GRPC_DNS_RESOLVER": "native"}
+# The last line of a Python traceback (`ValueError: ...`), as a worker prints it (torchrun may prefix
+# `[rank0]: `): what a crash loop repeats.
+_ERROR_LINE = re.compile(r"^(?:\[(?:default)?rank\d+\]:\s*)?((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit)(?::\s.*)?)$")
 
 
 def _set_subreaper() -> None:
@@ -106,6 +111,7 @@ class PodRun:
     ended: bool = False
     start_at: float = 0.0
     rank_pids: dict[int, int] = field(default_factory=dict)   # global rank -> worker pid (from [DDP] lines)
+    errors: dict[str, list] = field(default_factory=dict)     # error line -> [attempts, last seen, by which pid]
 
 
 @dataclass
@@ -119,6 +125,7 @@ class Options:
     success_grace: float = 60.0
     faults: list[Fault] = field(default_factory=list)
     claims: dict[str, Path] = field(default_factory=dict)    # --volume CLAIM=DIR
+    crash_loop_limit: int = 3                                 # --crash-loop-limit
 
 
 class Supervisor:
@@ -158,19 +165,42 @@ class Supervisor:
         netshim.write_hosts(self.hosts, names)
         self.shim = netshim.library()
         problems: list[Finding] = []
+        reported: set = set()      # claims already reported (once per run, not per pod)
         for p in self.pods:
             if not p.containers:
                 problems.append(p.source.finding("run", f"pod {p.name} has no containers: nothing to start"))
                 continue
             for c in [*p.init_containers, *p.containers]:
                 try:
-                    argv, env, _ = self.command(p, c, o.run_dir / "pods" / p.name)
+                    argv, env, (mounts, _) = self.command(p, c, o.run_dir / "pods" / p.name)
                 except EnvError as exc:
                     problems.append(c.doc.finding("run", f"pod {p.name} container {c.name}: {exc.message}", c.path + exc.path))
                     continue
                 problems += self._check_command(p, c, argv, env)
+                problems += self._check_claims(p, c, mounts, reported)
             problems += self._check_ports(p)
         return problems
+
+    def _check_claims(self, p: LocalPod, c: Container, mounts, reported: set) -> list[Finding]:
+        """A claim the command reads from that holds nothing there: one line per claim, before anything starts."""
+        out = []
+        for ci in claim_inputs(p, c):
+            local = Path(mounts.rewrite(ci.path))
+            if ci.claim in reported or local.exists():
+                continue
+            reported.add(ci.claim)
+            given = self.opts.claims.get(ci.claim)
+            if given is not None:
+                how = f"the folder given for it ({given}) has no {ci.path[len(ci.mount):].lstrip('/') or '.'}"
+            else:
+                script = next((s for s in FILLERS if s in " ".join(map(str, [*(c.spec.get('command') or []),
+                                                                            *(c.spec.get('args') or [])]))), None)
+                how = (f"a local run makes claim {ci.claim} an empty folder: pass --volume {ci.claim}=DIR with a folder "
+                       "that holds it" + (f"; {FILLERS[script]}" if script else ""))
+            doc, path = K.of(p.source).field_origin(p, c, "args" if c.spec.get("args") else "command")
+            out.append(doc.finding("run", f"pod {p.name} container {c.name} reads {ci.path} ({ci.flag}) from claim "
+                                          f"{ci.claim}, which holds nothing there: {how}", path))
+        return out
 
     def _check_command(self, p: LocalPod, c: Container, argv: list[str], env: dict) -> list[Finding]:
         if not argv:
@@ -427,11 +457,13 @@ class Supervisor:
         for raw in chunk[:end].decode("utf-8", "replace").splitlines():
             parsed = read_tagged(raw)
             if not parsed:
+                self._error_line(r, proc, raw)
                 continue
             tag, f = parsed
             if tag == "DDP" and "rank" in f and "pid" in f:
                 r.rank_pids[int(f["rank"])] = int(f["pid"])
             elif tag == "TRAIN" and "step" in f:
+                r.errors.clear()       # progress: whatever failed before was not a loop
                 step = int(f["step"])
                 self.max_step = max(self.max_step, step)
                 lowest = min(r.rank_pids) if r.rank_pids else int(f.get("rank", 0))
@@ -445,6 +477,28 @@ class Supervisor:
             elif tag == "DONE":
                 self.tl.add("done", r.pod.name, f"rank {f.get('rank')} step {f.get('step')} weights "
                                                 f"{str(f.get('weights_sha256', ''))[:16]}", **{k: f[k] for k in f if k != "ts"})
+
+    def _error_line(self, r: PodRun, proc: Proc, raw: str) -> None:
+        """A pod whose processes end with the same error line at every attempt, with no training step in
+        between, is crash-looping (on a cluster: restarted with back-off forever): after
+        `crash_loop_limit` attempts the run's verdict is CrashLoopBackOff with that line. An attempt is a
+        container process; inside one (torchrun restarting its workers), repeats a second apart or more
+        (the workers of one attempt fail together)."""
+        m = _ERROR_LINE.match(raw.strip())
+        if not m:
+            return
+        line = m.group(1)
+        now = time.time()
+        seen = r.errors.setdefault(line, [0, 0.0, None])
+        if seen[2] != proc.pid or now - seen[1] >= 1.0:
+            seen[0] += 1
+        seen[1], seen[2] = now, proc.pid
+        ctl = self.by_pod[r.pod.name]
+        if seen[0] >= self.opts.crash_loop_limit and not ctl.verdict:
+            ctl.verdict = C.Verdict(False, "CrashLoopBackOff",
+                                    f"pod {r.pod.name} failed the same way {seen[0]} times with no training step "
+                                    f"between (--crash-loop-limit {self.opts.crash_loop_limit}): {line}")
+            self.tl.add("note", r.pod.name, f"crash loop: {line}")
 
     def _fault(self, fault: Fault) -> None:
         fault.done = True
@@ -498,6 +552,8 @@ class Supervisor:
                 if fault.due(self.tl.now(), self.max_step):
                     self._fault(fault)
             verdicts = [c.verdict for c in self.controllers]
+            if any(v is not None and not v.succeeded for v in verdicts):
+                break                  # one job failed: the run has its verdict
             if all(verdicts):
                 failed = [v for v in verdicts if not v.succeeded]
                 running = [r for r in self.runs.values() if r.procs]
@@ -511,7 +567,7 @@ class Supervisor:
             if now > deadline:
                 return C.Verdict(False, "Timeout", f"no verdict after {self.opts.timeout:.0f} s (--timeout)")
             time.sleep(0.05)
-        failed = [v for v in verdicts if not v.succeeded]
+        failed = [v for v in verdicts if v is not None and not v.succeeded]
         return failed[0] if failed else verdicts[0]
 
     def cleanup(self) -> int:
