@@ -39,6 +39,19 @@ class Parser(argparse.ArgumentParser):
                           version=f"%(prog)s {__version__} ({versions.describe()})")
 
 
+def add_cluster_args(parser: argparse.ArgumentParser) -> None:
+    """What the cluster runs that manifests cannot say (kdt.cluster): the repository's .kdt-cluster.yaml, or this."""
+    parser.add_argument("--pytorch-init-container-template", metavar="FILE",
+                        help="the Training Operator's init container template, the file its "
+                             "--pytorch-init-container-template-file names (default: .kdt-cluster.yaml's "
+                             "trainingOperator.pytorchInitContainerTemplateFile, else the operator's built-in one)")
+
+
+def cluster_of(args):
+    from ..cluster import load
+    return load(None, args.pytorch_init_container_template)
+
+
 def add_output_args(parser: argparse.ArgumentParser, formats=FORMATS) -> None:
     parser.add_argument("-o", "--format", choices=formats, default="text", help="output format (default: text)")
     parser.add_argument("--output", metavar="FILE",

@@ -8,7 +8,9 @@ together are read as one set, so a TrainJob and its runtime may sit in two files
   (numNodes, the trainer's image/command/args/resources/env on `node`,
   podTemplateOverrides (2.1) or runtimePatches (2.2+), PET_* env, port 29500).
 - Training Operator v1: one pod per replica with the env, port, init container
-  and restartPolicy the operator gives it.
+  and restartPolicy the operator gives it (the init container from the template the
+  cluster's operator reads: .kdt-cluster.yaml or --pytorch-init-container-template; else
+  the operator's built-in one; the output says which).
 - StatefulSet: its pods, the ordinal being the rank.
 
 Output: the objects as YAML (comments of the source kept where the value came
@@ -26,7 +28,7 @@ import re
 import sys
 
 from ..yamlout import quote_ambiguous
-from . import Parser, output, invoke
+from . import Parser, add_cluster_args, cluster_of, invoke, output
 from .. import findings as F
 from .. import targets as T
 from ..diff import field_changes
@@ -69,10 +71,12 @@ def main(argv=None) -> int:
     mode.add_argument("--explain", action="store_true", help="for each injected or overridden field, say where it came from")
     mode.add_argument("--summary", action="store_true", help="one line per target: pods, world size, rendezvous")
     p.add_argument("--output", metavar="FILE", help="write to FILE (whole or not at all) instead of standard output")
+    add_cluster_args(p)
     args = p.parse_args(argv)
     if args.trainer_version and not re.fullmatch(r"v?2\.\d+(\.\d+)?", args.trainer_version):
         raise UsageError(f"--trainer-version {args.trainer_version!r}: expected a Trainer v2 release such as 2.1 or 2.3")
     version = args.trainer_version.lstrip("v") if args.trainer_version else None
+    cluster = cluster_of(args)
     groups = _groups(T.resolve(args.paths))
     problems: list[F.Finding] = []
     results = []
@@ -81,7 +85,7 @@ def main(argv=None) -> int:
         problems.extend(fs)
         if F.exit_code(fs) == 2:
             continue
-        expanded, efs = expand_documents(docs, trainer_version=version, loader=loader)
+        expanded, efs = expand_documents(docs, trainer_version=version, loader=loader, options=cluster.options)
         problems.extend(efs)
         results.append((name, expanded))
     for f in sorted(problems, key=F.sort_key):

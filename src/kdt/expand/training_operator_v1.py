@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from ..documents import Document
 from ..findings import Finding
 from ..operators import injection as INJ
+from ..operators import pytorch_init as PI
 from ..operators import training_operator_v1 as TO1
 from ..fields import as_int
 from .merge import Trace, append, clone, ensure_dict, ensure_list, find, put
@@ -122,6 +123,8 @@ class _Job:
     world: int
     master_port: int | None
     elastic_env: list | None      # None without elasticPolicy
+    init: PI.InitTemplate         # the cluster's init container template
+    init_containers: list         # what it gives each Worker pod (a job with a Master)
 
     @property
     def has_master(self) -> bool:
@@ -174,12 +177,15 @@ def _pod(j: _Job, canon: str, index: int, original: dict) -> Expanded:
     for i, c in enumerate(containers):
         if isinstance(c, dict):
             _inject_env(j, c, sp + ("containers", i, "env"), trace, canon, rank)
-    if j.has_master and canon == TO1.WORKER:
+    if j.has_master and canon == TO1.WORKER and j.init_containers:
         inits = ensure_list(pspec, "initContainers")
-        append(inits, INJ.v1_init_container(name), sp + ("initContainers",), trace,
-               "Training Operator init container (pytorch/initcontainer.go): waits for the master's DNS name")
+        for c in j.init_containers:
+            append(inits, clone(c), sp + ("initContainers",), trace,
+                   f"Training Operator init container (pytorch/initcontainer.go), from {j.init.source}")
     facts = {"rank": rank, "replica_type": canon, "world_size": j.world,
              "master": TO1.master_address(name) if j.has_master else None}
+    if j.has_master and canon == TO1.WORKER:
+        facts["init_template"] = j.init.source
     return Expanded(obj=pod, source=j.doc, base=clone(original), base_doc=j.doc,
                     base_path=("spec", TO1.REPLICA_SPECS, r["key"], "template"), trace=trace, facts=facts)
 
@@ -210,7 +216,9 @@ def _inject_env(j: _Job, c: dict, ep: tuple, trace: Trace, canon: str, rank: int
         append(env, {"name": "PET_NNODES", "value": str(j.total)}, ep, trace, f"{ENVVAR}: total replicas")
 
 
-def expand(doc: Document, load: LoadFn) -> tuple[list[Expanded], list[Finding]]:
+def expand(doc: Document, load: LoadFn, init: PI.InitTemplate | None = None) -> tuple[list[Expanded], list[Finding]]:
+    """The pods of PyTorchJob `doc`; `init`: the cluster's init container template (None: the built-in one)."""
+    init = init or PI.InitTemplate()
     job = load(doc)
     spec = job.get("spec") if isinstance(job, dict) else None
     if not isinstance(spec, dict) or not isinstance(spec.get(TO1.REPLICA_SPECS), dict):
@@ -234,7 +242,16 @@ def expand(doc: Document, load: LoadFn) -> tuple[list[Expanded], list[Finding]]:
             return [], [doc.finding(RULE, "elasticPolicy needs a Worker replica spec (elastic.go: cannot find the worker spec)",
                                     ("spec", "elasticPolicy"))]
         elastic_env = _elastic_env(doc.name, elastic, worker, nproc)
-    j = _Job(doc, job, spec, replicas, nproc, total, TO1.world_size(total, nproc), master_port, elastic_env)
+    init_containers: list = []
+    if TO1.MASTER in replicas and TO1.WORKER in replicas:
+        try:
+            init_containers = init.containers(doc.name)
+        except PI.TemplateError as exc:
+            return [], [doc.finding(RULE, f"the Training Operator creates no Worker pod: its init container "
+                                          f"{init.source} fails: {exc}", ("spec", TO1.REPLICA_SPECS,
+                                                                           replicas[TO1.WORKER]["key"]))]
+    j = _Job(doc, job, spec, replicas, nproc, total, TO1.world_size(total, nproc), master_port, elastic_env,
+             init, init_containers)
     out = [_pod(j, canon, index, originals[canon])
            for canon in TO1.REPLICA_TYPES if canon in replicas
            for index in range(as_int(replicas[canon]["spec"].get("replicas"), 0))]

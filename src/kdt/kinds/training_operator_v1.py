@@ -15,6 +15,7 @@ from .. import versions as V
 from ..expand import training_operator_v1 as expand_to1
 from ..fields import as_dict, as_int
 from ..operators import injection as INJ
+from ..operators import pytorch_init as PI
 from ..operators import training_operator_v1 as TO1
 from ..run import controllers as C
 from ..run.pods import LocalPod, pod_containers
@@ -57,7 +58,7 @@ class PyTorchJob(TrainingOperatorJob):
         super().__init__(TO1.KIND)
 
     def expand(self, doc, ctx):
-        return expand_to1.expand(doc, ctx.load)
+        return expand_to1.expand(doc, ctx.load, (ctx.options or {}).get(PI.OPTION))
 
     def describe(self, items) -> str:
         names = ", ".join(e.name for e in items[:4]) + (f", ... {items[-1].name}" if len(items) > 4 else "")
@@ -67,7 +68,16 @@ class PyTorchJob(TrainingOperatorJob):
                 env = {e.get("name"): e.get("value") for e in c.get("env") or [] if isinstance(e, dict)}
         detail = [f"{k}={env[k]}" for k in ("WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT", "PET_NNODES",
                                               "PET_NPROC_PER_NODE", "PET_RDZV_ENDPOINT") if k in env]
+        init = next((e.facts["init_template"] for e in items if e.facts.get("init_template")), None)
+        if init:
+            detail.append(f"Worker init containers from {init}")
         return f"{len(items)} pod{'s' if len(items) != 1 else ''} ({names})" + (", " + ", ".join(detail) if detail else "")
+
+    def notes(self, e) -> list[str]:
+        if not e.facts.get("init_template"):
+            return []
+        return [f"init containers injected by the Training Operator from {e.facts['init_template']} "
+                "(.kdt-cluster.yaml or --pytorch-init-container-template names the cluster's)"]
 
     def workload(self, doc, docs) -> Workload | None:
         spec = as_dict(doc.data.get("spec"))

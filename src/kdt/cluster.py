@@ -1,0 +1,75 @@
+"""What the cluster runs that the job manifests cannot say: the repository's `.kdt-cluster.yaml`.
+
+    trainingOperator:
+      # The file the operator's --pytorch-init-container-template-file names (a path relative to
+      # this file); without it the operator's built-in template.
+      pytorchInitContainerTemplateFile: deploy/cluster/training-operator/initContainer.yaml
+      pytorchInitContainerImage: alpine:3.10     # --pytorch-init-container-image, when the cluster sets it
+      pytorchInitContainerMaxTries: 100          # --pytorch-init-container-max-tries, likewise
+
+Read by `kdt merge-preview`, `lint` and `preview` (the init container every Worker pod of a PyTorchJob
+with a Master gets, which the lint rule pod-security judges), from the repository root unless a
+command names another template (`--pytorch-init-container-template FILE`). Without the file: the
+operator's defaults (kdt.operators.pytorch_init).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml_rs
+
+from .errors import UsageError
+from .operators import pytorch_init as PI
+from .paths import ROOT
+
+DEFAULT_FILE = ".kdt-cluster.yaml"
+_KEYS = {"pytorchInitContainerTemplateFile", "pytorchInitContainerImage", "pytorchInitContainerMaxTries"}
+
+
+@dataclass(frozen=True)
+class Cluster:
+    file: str = ""
+    pytorch_init: PI.InitTemplate = field(default_factory=PI.InitTemplate)
+
+    @property
+    def options(self) -> dict:
+        """The merge preview's per-operator settings (kdt.merge_preview.expand_documents `options`)."""
+        return {PI.OPTION: self.pytorch_init}
+
+
+def _display(p: Path) -> str:
+    try:
+        return str(p.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(p)
+
+
+def load(path: str | None = None, init_template: str | None = None) -> Cluster:
+    """The cluster file at `path`, else `.kdt-cluster.yaml` at the repository root when present, else the
+    operators' defaults; `init_template` (a command's --pytorch-init-container-template) wins over the file's."""
+    p = Path(path) if path else ROOT / DEFAULT_FILE
+    data: dict = {}
+    if path or p.is_file():
+        try:
+            data = yaml_rs.loads(p.read_text(), parse_datetime=False) or {}
+        except (yaml_rs.YAMLDecodeError, OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"{p}: cannot read the cluster file: {str(exc).splitlines()[0]}") from None
+    shown = _display(p)
+    if not isinstance(data, dict) or set(data) - {"trainingOperator"}:
+        raise UsageError(f"{shown}: expected a mapping with `trainingOperator` only")
+    to = data.get("trainingOperator") or {}
+    if not isinstance(to, dict) or set(to) - _KEYS:
+        raise UsageError(f"{shown}: trainingOperator takes {', '.join(sorted(_KEYS))}")
+    image, tries = to.get("pytorchInitContainerImage"), to.get("pytorchInitContainerMaxTries")
+    if image is not None and not isinstance(image, str) or tries is not None and (
+            not isinstance(tries, int) or isinstance(tries, bool)):
+        raise UsageError(f"{shown}: pytorchInitContainerImage is a string, pytorchInitContainerMaxTries an integer")
+    template = PI.InitTemplate(image=image or PI.InitTemplate.image,
+                               max_tries=PI.InitTemplate.max_tries if tries is None else tries)
+    if init_template:
+        template = PI.load(init_template, image, tries, _display(Path(init_template)))
+    elif to.get("pytorchInitContainerTemplateFile"):
+        file = p.parent / str(to["pytorchInitContainerTemplateFile"])
+        template = PI.load(file, image, tries, _display(file))
+    return Cluster(shown if data else "", template)
