@@ -42,6 +42,9 @@ def render() -> str:
         if r.options:
             lines += ["", "Options (`.kdt-lint.yaml` `rules.<id>.options`):", ""]
             lines += [f"- `{k}`: default `{v!r}`" for k, v in r.options.items()]
+        if r.aliases:
+            lines += ["", "Aliases (an ignore, `disable` or level given to one applies to the findings it names):", ""]
+            lines += [f"- `{a}`: {what}" for a, what in r.aliases.items()]
     return "\n".join(lines) + "\n"
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
+from kdt import cluster
 from kdt.lint import lint_target
 from kdt.lint.pods import pod_templates
 from kdt.lint.rules._own_pods import selects
@@ -12,6 +13,7 @@ from kdt.validate import validate_documents
 
 QUEUE = "kueue.x-k8s.io/queue-name"
 CLASS = "training-large"      # deploy/cluster/priorityclass.yaml
+REPO = cluster.load()         # the clusters this repository deploys to (.kdt-cluster.yaml), as make preview reads them
 
 
 PLACEMENT = {"pytorchjob": ["priority/pytorchjob", "spread/pytorchjob", "zone/pytorchjob"],
@@ -50,7 +52,7 @@ def test_components_land_on_the_job_and_keep_the_overlay_clean(overlay_with, ove
             assert pt.spec["nodeSelector"][ZONE] == "ap-northeast-2a", pt.role
             assert pt.spec["nodeSelector"]["karpenter.sh/nodepool"] == "gpu"     # added to, not replaced
     assert validate_documents(r.documents, trainer_version=trainer) == []
-    assert lint_target(t, r.documents, trainer) == []
+    assert lint_target(t, r.documents, trainer, cluster=REPO) == []
 
 
 def test_a_pytorchjob_without_a_master_fails_the_master_and_worker_components(overlay_with):
@@ -95,7 +97,7 @@ def test_512_rank_targets_are_clean_queued_and_sized_once(name):
     from kdt import summary as S
     t, r, expanded = _scale(name)
     assert validate_documents(r.documents, trainer_version="2.3") == []
-    assert lint_target(t, r.documents, "2.3") == []
+    assert lint_target(t, r.documents, "2.3", cluster=REPO) == []
     (w,) = S.summarize(t.name, r.documents).workloads
     assert (w.max_nodes, w.gpus_per_node, w.world_size) == (64, 8, "512")
     job = next(d for d in r.documents if d.kind in ("PyTorchJob", "TrainJob", "StatefulSet"))

@@ -12,6 +12,7 @@ from kdt.lint import IGNORE_ANNOTATION_PREFIX, lint_documents
 from kdt.lint import config as C
 
 LINT = [sys.executable, "-m", "kdt", "lint"]
+# Restricted but for hostNetwork: one finding, of rule pod-security, that its former rule ID host-namespace names.
 POD = """apiVersion: v1
 kind: Pod
 metadata:
@@ -19,7 +20,9 @@ metadata:
   annotations: {ANN}
 spec:
   hostNetwork: true
-  containers: [{name: c, image: 'img:1', resources: {requests: {cpu: 1, memory: 1Gi}}}]
+  securityContext: {runAsNonRoot: true, seccompProfile: {type: RuntimeDefault}}
+  containers: [{name: c, image: 'img:1', resources: {requests: {cpu: 1, memory: 1Gi}},
+                securityContext: {allowPrivilegeEscalation: false, capabilities: {drop: [ALL]}}}]
 """
 
 
@@ -34,28 +37,28 @@ def rules_of(fs):
 
 def test_annotation_ignore_with_reason():
     ann = "{%s: 'RDMA needs the host network on these nodes'}" % (IGNORE_ANNOTATION_PREFIX + "host-namespace")
-    assert rules_of(lint_text(POD.replace("{ANN}", "{}"))) == ["host-namespace"]
+    assert rules_of(lint_text(POD.replace("{ANN}", "{}"))) == ["pod-security"]
     assert lint_text(POD.replace("{ANN}", ann)) == []
 
 
 def test_annotation_ignore_without_reason_is_an_error():
     ann = "{%s: ''}" % (IGNORE_ANNOTATION_PREFIX + "host-namespace")
     fs = lint_text(POD.replace("{ANN}", ann))
-    assert rules_of(fs) == ["host-namespace", "lint-ignore"]
+    assert rules_of(fs) == ["lint-ignore", "pod-security"]
     assert any(f.rule == "lint-ignore" and f.level == "error" for f in fs)
 
 
 def test_strict_refuses_ignores():
     ann = "{%s: 'reason'}" % (IGNORE_ANNOTATION_PREFIX + "host-namespace")
     fs = lint_text(POD.replace("{ANN}", ann), strict=True)
-    assert "host-namespace" in rules_of(fs)
+    assert "pod-security" in rules_of(fs)
 
 
 def test_config_ignore_level_and_disable():
     text = POD.replace("{ANN}", "{}")
     cfg = C.parse({"ignore": [{"rules": ["host-namespace"], "paths": ["t.yaml"], "reason": "lab cluster"}]})
     assert lint_text(text, config=cfg) == []
-    assert rules_of(lint_text(text, config=cfg, strict=True)) == ["host-namespace"]
+    assert rules_of(lint_text(text, config=cfg, strict=True)) == ["pod-security"]
     cfg = C.parse({"rules": {"host-namespace": "error"}})
     assert [f.level for f in lint_text(text, config=cfg)] == ["error"]
     cfg = C.parse({"rules": {"host-namespace": "disable"}})
@@ -98,16 +101,16 @@ def test_cli_exit_codes_and_json(tmp_path):
     payload = json.loads(bad.stdout)
     f = next(f for f in payload["findings"] if f["rule"] == "pytorchjob-master-replicas")
     assert f["line"] and f["col"] and f["path"] and f["doc"] == 0 and f["kind"] == "PyTorchJob"
-    good = run([str(FIXTURES / "host-path" / "good.yaml")])
+    good = run([str(FIXTURES / "pod-security" / "good.yaml")])
     assert good.returncode == 0, good.stdout
-    warn = run([str(FIXTURES / "host-path" / "bad.yaml")])
-    assert warn.returncode == 0 and "[host-path]" in warn.stdout
+    warn = run([str(FIXTURES / "pod-security" / "bad.yaml")])
+    assert warn.returncode == 0 and "[pod-security]" in warn.stdout
     missing = run([str(tmp_path / "nope.yaml")])
     assert missing.returncode == 2 and missing.stderr.count("\n") == 1 and "Traceback" not in missing.stderr
     cfg = tmp_path / "c.yaml"
     cfg.write_text("rules: {nope: error}\n")
-    assert run(["--config", str(cfg), str(FIXTURES / "host-path" / "good.yaml")]).returncode == 2
-    assert run(["--trainer-version", "9", str(FIXTURES / "host-path" / "good.yaml")]).returncode == 2
+    assert run(["--config", str(cfg), str(FIXTURES / "pod-security" / "good.yaml")]).returncode == 2
+    assert run(["--trainer-version", "9", str(FIXTURES / "pod-security" / "good.yaml")]).returncode == 2
 
 
 def test_cli_output_file_written_whole(tmp_path):

@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import sys
 
-from . import Parser, add_output_args, output
+from . import Parser, add_cluster_args, add_output_args, cluster_of, output
 from .. import findings as F
+from .. import schemas
 from .. import targets as T
 from .. import versions
 from ..lint import config as C
 from ..lint import all_rules, lint_target, target_trainer_version
+from ..lint.rules.pod_security import ID as PS_ID
+from ..lint.rules.pod_security import settings
 from ..render import render_all
 from ..report import write
 
@@ -43,6 +46,14 @@ def main(argv=None) -> int:
                    help=f"Trainer release TrainJobs are written for ({', '.join(versions.TRAINER_RELEASES)}), for every "
                         "target (default: each target's `# kdt:trainer-version=X.Y` marker, as validate reads it; "
                         f"else {versions.TRAINER_DEFAULT})")
+    p.add_argument("--kubernetes-version", metavar="X.Y", default=versions.KUBERNETES_DEFAULT,
+                   help="Kubernetes release the cluster runs: the Pod Security policy version of `latest` and of the "
+                        f"pod-security rule's default (default: {versions.KUBERNETES_DEFAULT})")
+    p.add_argument("--pod-security", metavar="LEVEL[:VERSION]",
+                   help="profile the pod-security rule warns about: restricted, baseline or privileged, optionally "
+                        "with a policy version (restricted:v1.30); default: the config's, else restricted at "
+                        "--kubernetes-version")
+    add_cluster_args(p)
     add_output_args(p)
     args = p.parse_args(argv)
     if args.list:
@@ -50,6 +61,12 @@ def main(argv=None) -> int:
             print(_list(), file=out)
         return 0
     cfg = C.load(args.config)
+    k8s = schemas.kubernetes_version(args.kubernetes_version)
+    if args.pod_security:
+        level, _, version = args.pod_security.partition(":")
+        settings(level, version, k8s)      # a bad value is a usage error now, not in the middle of the run
+        cfg.rule_options[PS_ID] = {**cfg.options(PS_ID), "profile": level, "version": version}
+    cluster = cluster_of(args)
     tlist = T.resolve(args.paths)
     results = render_all(tlist)
     found: list[F.Finding] = []
@@ -60,11 +77,12 @@ def main(argv=None) -> int:
         if not r.ok:
             if r.target.kind == T.KUSTOMIZE:   # the hygiene rules read sources, not the render
                 found.extend(lint_target(r.target, [], args.trainer_version or versions.TRAINER_DEFAULT,
-                                         cfg, args.strict))
+                                         cfg, args.strict, kubernetes_version=k8s, cluster=cluster))
             continue
         ndocs += len(r.documents)
         version = args.trainer_version or target_trainer_version(r.target, r.documents)
-        found.extend(lint_target(r.target, r.documents, version, cfg, args.strict, run_docs=run_docs))
+        found.extend(lint_target(r.target, r.documents, version, cfg, args.strict, run_docs=run_docs,
+                                 kubernetes_version=k8s, cluster=cluster))
     unique = list(dict.fromkeys(found))
     with output(args.output) as out:
         write(unique, args.format, "lint", out, documents=ndocs, targets=[t.name for t in tlist],

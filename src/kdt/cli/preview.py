@@ -19,7 +19,7 @@ from __future__ import annotations
 import sys
 import time
 
-from . import Parser, invoke
+from . import Parser, add_cluster_args, cluster_of, invoke
 from .. import findings as F
 from .. import summary, targets, versions
 from ..merge_preview import expand_documents, summary_line
@@ -34,13 +34,16 @@ def main(argv=None) -> int:
     p = Parser(prog="preview.py", description=__doc__)
     p.add_argument("paths", nargs="*", help="targets (default: every overlay and chart values file)")
     p.add_argument("--kubernetes-version", default=versions.KUBERNETES_DEFAULT, metavar="X.Y",
-                   help=f"Kubernetes schemas to validate against (default: {versions.KUBERNETES_DEFAULT})")
+                   help=f"Kubernetes release the cluster runs: its schemas, and the Pod Security policy version "
+                        f"of `latest` (default: {versions.KUBERNETES_DEFAULT})")
+    add_cluster_args(p)
     args = p.parse_args(argv)
     started = time.perf_counter()
     print(f"# {versions.describe()}")
     tlist = targets.resolve(args.paths)
     results = render_all(tlist)
     cfg = lint_config.load(None)
+    cluster = cluster_of(args)
     problems: list[F.Finding] = []
     creates: list[str] = []
     run_docs = [d for x in results for d in x.documents]   # references resolve across the run
@@ -52,8 +55,9 @@ def main(argv=None) -> int:
         trainer = targets.trainer_version(r.target)
         problems.extend(validate_documents(r.documents, kubernetes_version=args.kubernetes_version,
                                            trainer_version=trainer))
-        problems.extend(lint_target(r.target, r.documents, trainer_version=trainer, config=cfg, run_docs=run_docs))
-        expanded, expand_findings = expand_documents(r.documents, trainer_version=trainer)
+        problems.extend(lint_target(r.target, r.documents, trainer_version=trainer, config=cfg, run_docs=run_docs,
+                                    kubernetes_version=args.kubernetes_version, cluster=cluster))
+        expanded, expand_findings = expand_documents(r.documents, trainer_version=trainer, options=cluster.options)
         problems.extend(expand_findings)
         creates.append(summary_line(r.target.name, expanded))
     rows = summary.summary_rows([summary.summarize(r.target.name, r.documents) for r in results if r.ok])

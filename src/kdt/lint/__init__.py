@@ -3,6 +3,9 @@
     lint_documents(docs, trainer_version=..., config=..., strict=False) -> list[Finding]
     lint_target(target, docs=None, trainer_version=None, config=None, strict=False) -> list[Finding]
 
+Both take `kubernetes_version` (the release the run targets, "1.35") and `cluster`
+(kdt.cluster.Cluster: what the cluster runs that manifests cannot say; None: the operators' defaults).
+
 Rules live in kdt/lint/rules/, one module each (see engine.py for their shape);
 docs/rules.md is generated from their docstrings (scripts/gen_rules_doc.py).
 """
@@ -20,15 +23,18 @@ __all__ = ["lint_documents", "lint_target", "all_rules", "Rule", "Config", "IGNO
 
 
 def lint_documents(docs: list[Document], trainer_version: str = versions.TRAINER_DEFAULT,
-                   config: Config | None = None, strict: bool = False) -> list[Finding]:
+                   config: Config | None = None, strict: bool = False,
+                   kubernetes_version: str = versions.KUBERNETES_DEFAULT, cluster=None) -> list[Finding]:
     """Findings of every document-scope rule over one stream (cross-document rules see the whole list)."""
-    found = run_rules(docs, trainer_version, config, "documents")
+    found = run_rules(docs, trainer_version, config, "documents", kubernetes_version=kubernetes_version,
+                      cluster=cluster)
     return apply_ignores(found, docs, config, strict)
 
 
 def lint_target(target: T.Target, docs: list[Document] | None = None, trainer_version: str | None = None,
                 config: Config | None = None, strict: bool = False,
-                run_docs: list[Document] | None = None) -> list[Finding]:
+                run_docs: list[Document] | None = None,
+                kubernetes_version: str = versions.KUBERNETES_DEFAULT, cluster=None) -> list[Finding]:
     """Document rules over the target's rendered stream, plus the kustomization (overlay hygiene) rules.
 
     `run_docs`: every document of the run, so that references resolve across files and targets.
@@ -37,7 +43,8 @@ def lint_target(target: T.Target, docs: list[Document] | None = None, trainer_ve
         from ..render import render
         docs = render(target).documents
     version = trainer_version or target_trainer_version(target, docs)
-    found = run_rules(docs, version, config, "documents", run_docs=run_docs)
+    found = run_rules(docs, version, config, "documents", target=target, run_docs=run_docs,
+                      kubernetes_version=kubernetes_version, cluster=cluster)
     if target.kind == T.KUSTOMIZE:
         found += run_rules(docs, version, config, "target", target=target)
     return apply_ignores(found, docs, config, strict)

@@ -53,9 +53,9 @@ class Config:
         return self.rule_options.get(rid, {})
 
     def ignored(self, f: Finding) -> bool:
-        from .engine import _path_matches
+        from .engine import _path_matches, names
         for e in self.ignores:
-            if ("*" in e.rules or f.rule in e.rules) and _path_matches(e.paths, f):
+            if ("*" in e.rules or any(n in e.rules for n in names(f))) and _path_matches(e.paths, f):
                 return True
         return False
 
@@ -79,8 +79,10 @@ def load(path: str | None = None) -> Config:
 
 
 def parse(data, file: str = "<config>") -> Config:
-    from .engine import all_rules
-    known = all_rules()
+    from .engine import aliases, all_rules
+    rule_ids = all_rules()
+    of_rule = aliases()
+    known = set(rule_ids) | set(of_rule)
     if not isinstance(data, dict):
         raise UsageError(f"{file}: config must be a mapping with `rules` and/or `ignore`")
     extra = set(data) - {"rules", "ignore"}
@@ -103,7 +105,10 @@ def parse(data, file: str = "<config>") -> Config:
             elif lvl:
                 cfg.levels[rid] = lvl
             opts = val.get("options") or {}
-            unknown = set(opts) - set(known[rid].options)
+            if opts and rid in of_rule:
+                raise UsageError(f"{file}: rules.{rid}: an alias of {of_rule[rid]} has no options of its own; "
+                                 f"set them on rules.{of_rule[rid]}")
+            unknown = set(opts) - set(rule_ids[rid].options if rid in rule_ids else ())
             if unknown:
                 raise UsageError(f"{file}: rules.{rid}.options: unknown option(s) {', '.join(sorted(unknown))}")
             cfg.rule_options[rid] = dict(opts)

@@ -9,9 +9,15 @@ A rule is a module under `kdt.lint.rules` (modelled on yamllint):
     SCOPE = "documents"           # or "target" for rules that read a kustomization tree
     def check(docs, ctx): ...     # documents (the whole stream) -> findings
     def check_target(target, docs, ctx): ...   # SCOPE == "target"
+    ALIASES = {"old-id": "what it names"}   # optional: other IDs that name some of its findings
 
 A rule may give a finding a lower level than LEVEL (e.g. a runtimeRef that only
 names a known upstream runtime is a warning); a configured level overrides all.
+
+Aliases keep IDs working that once were rules of their own (pod-security took over privileged,
+host-path, ...): a finding lists the aliases that name it in `extra["aliases"]`, most specific
+first, and an ignore, a `disable` or a level given to an alias applies to exactly those findings
+(a level set on an alias wins over the rule's).
 """
 from __future__ import annotations
 
@@ -43,6 +49,7 @@ class Rule:
     module: ModuleType
     options: dict = field(default_factory=dict)
     scope: str = "documents"
+    aliases: dict = field(default_factory=dict)    # alias ID -> what of the rule's findings it names
 
     @property
     def summary(self) -> str:
@@ -57,6 +64,8 @@ class Context:
     options: dict = field(default_factory=dict)   # this rule's options (defaults + config)
     target: Any = None                            # kdt.targets.Target when linting a target
     run_docs: list = field(default_factory=list)  # every document of the run (all targets and files)
+    kubernetes_version: str = versions.KUBERNETES_DEFAULT   # the release the run targets ("1.35")
+    cluster: Any = None                           # kdt.cluster.Cluster (None: the operators' defaults)
     _pool: Any = field(default=None, repr=False, compare=False)
 
     def opt(self, name: str) -> Any:
@@ -92,9 +101,28 @@ def all_rules() -> dict[str, Rule]:
             if rid in found:
                 raise RuntimeError(f"duplicate rule ID {rid} in {info.name}")
             found[rid] = Rule(rid, getattr(mod, "LEVEL", ERROR), inspect.getdoc(mod) or "", mod,
-                              dict(getattr(mod, "OPTIONS", {})), getattr(mod, "SCOPE", "documents"))
+                              dict(getattr(mod, "OPTIONS", {})), getattr(mod, "SCOPE", "documents"),
+                              dict(getattr(mod, "ALIASES", {})))
+        clash = [a for r in found.values() for a in r.aliases if a in found]
+        if clash:
+            raise RuntimeError(f"alias {clash[0]} is also a rule ID")
         _RULES = dict(sorted(found.items()))
     return _RULES
+
+
+def aliases() -> dict[str, str]:
+    """alias ID -> the ID of the rule whose findings it names."""
+    return {a: r.id for r in all_rules().values() for a in r.aliases}
+
+
+def known_ids() -> set[str]:
+    """Every ID an ignore or the config may name: rules and their aliases."""
+    return set(all_rules()) | set(aliases())
+
+
+def names(f: Finding) -> tuple[str, ...]:
+    """The IDs that name a finding: its aliases (most specific first), then its rule."""
+    return (*f.extra.get("aliases", ()), f.rule)
 
 
 def annotation_ignores(doc: Document) -> dict[str, str]:
@@ -115,7 +143,7 @@ def apply_ignores(findings: list[Finding], docs: list[Document], config, strict:
     """Drop findings ignored by annotation or config (not under strict); report ignores without reason."""
     out: list[Finding] = []
     by_doc = {(d.file, d.index, d.prefix): d for d in docs}
-    known = all_rules()
+    known = known_ids()
     engine: list[Finding] = []
     for d in docs:
         for rid, reason in annotation_ignores(d).items():
@@ -129,7 +157,7 @@ def apply_ignores(findings: list[Finding], docs: list[Document], config, strict:
     for f in findings:
         if not strict:
             d = by_doc.get((f.file, f.doc, list_item_prefix(f.path)))
-            if d is not None and annotation_ignores(d).get(f.rule):
+            if d is not None and any(annotation_ignores(d).get(n) for n in names(f)):
                 continue
             if config is not None and config.ignored(f):
                 continue
@@ -163,7 +191,8 @@ def relevel(f: Finding, level: str | None) -> Finding:
 
 
 def run_rules(docs: list[Document], trainer_version: str, config=None, only_scope: str = "documents",
-              target=None, run_docs: list[Document] | None = None) -> list[Finding]:
+              target=None, run_docs: list[Document] | None = None,
+              kubernetes_version: str = versions.KUBERNETES_DEFAULT, cluster=None) -> list[Finding]:
     out: list[Finding] = []
     for rule in all_rules().values():
         if rule.scope != only_scope:
@@ -171,7 +200,7 @@ def run_rules(docs: list[Document], trainer_version: str, config=None, only_scop
         if config is not None and not config.enabled(rule.id):
             continue
         ctx = Context(trainer_version, {**rule.options, **(config.options(rule.id) if config else {})}, target,
-                      run_docs or [])
+                      run_docs or [], kubernetes_version=kubernetes_version, cluster=cluster)
         level = config.level(rule.id) if config else None
         if only_scope == "documents":
             produced = _guarded(rule, docs, ctx)
@@ -180,5 +209,12 @@ def run_rules(docs: list[Document], trainer_version: str, config=None, only_scop
         for f in produced or ():
             if f.level not in LEVELS or (rule.level == WARNING and f.level == ERROR):
                 f = replace(f, level=rule.level)   # a finding is never above its rule's level
+            alias = f.extra.get("aliases", ())
+            if config is not None and alias:
+                if any(not config.enabled(a) for a in alias):
+                    continue
+                level_of = next((config.level(a) for a in alias if config.level(a)), level)
+                out.append(relevel(f, level_of))
+                continue
             out.append(relevel(f, level))
     return out
