@@ -47,13 +47,14 @@ def overlay_with(tmp_path):
     from kdt.render import render
     made = []
 
-    def build(overlay: str, components: list[str]):
+    def build(overlay: str, components: list[str], namespace: str | None = None):
         work = ROOT / ".pytest-np" / f"{overlay}-{'-'.join(c.replace('/', '_') for c in components)}-{tmp_path.name}"
         work.mkdir(parents=True)
         made.append(work)
         comps = ", ".join(f"../../components/{c}" for c in components)
         (work / "kustomization.yaml").write_text("apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\n"
-                                                 f"resources: [../../overlays/{overlay}]\ncomponents: [{comps}]\n")
+                                                 + (f"namespace: {namespace}\n" if namespace else "")
+                                                 + f"resources: [../../overlays/{overlay}]\ncomponents: [{comps}]\n")
         t = targets.Target(f"{overlay}+{'+'.join(components)}", targets.KUSTOMIZE, work)
         return t, render(t)
     yield build
