@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import sys
 
-from . import Parser, add_output_args, output, invoke
+from . import Parser, add_cluster_args, add_output_args, cluster_of, invoke, output
 from .. import argocd as A
 from .. import findings as F
 from .. import kinds as K
@@ -47,8 +47,10 @@ def main(argv=None) -> int:
     p.add_argument("--trainer-version", type=T.trainer_release, default=None,
                    help="Trainer release of the rendered TrainJobs and runtimes (default: the source's "
                         f"`# kdt:trainer-version` marker, as validate reads it; else {versions.TRAINER_DEFAULT})")
+    add_cluster_args(p)
     add_output_args(p)
     args = p.parse_args(argv)
+    cluster = cluster_of(args)
     paths = args.paths
     if not paths:
         if not (ROOT / DEFAULT).exists():
@@ -78,7 +80,7 @@ def main(argv=None) -> int:
             rendered, problems = A.check(app, project)
             trainer = args.trainer_version or A.trainer_version(app)
             problems += validate_documents(rendered, trainer_version=trainer)
-            problems += lint_documents(rendered, trainer_version=trainer)
+            problems += lint_documents(rendered, trainer_version=trainer, cluster=cluster)
         findings += problems
         findings += A.shared_resources(app, rendered, managed)
         ndocs += len(rendered)
