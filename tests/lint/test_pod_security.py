@@ -223,7 +223,7 @@ def test_an_enforcing_namespace_of_the_stream_makes_its_pods_errors():
     errors = {f.extra["control"]: f for f in fs if f.level == ERROR}
     assert set(errors) == {"hostNamespaces", "hostPathVolumes"}       # baseline:latest, at 1.35
     assert errors["hostNamespaces"].message.startswith(
-        'the pod rejected in namespace "team-a" (baseline enforced): violates PodSecurity "baseline:latest": host namespaces')
+        'the pod would be rejected in namespace "team-a" (baseline enforced): violates PodSecurity "baseline:latest": host namespaces')
     assert len([f for f in fs if f.path == "spec.volumes[0].hostPath"]) == 1     # one finding per field
     assert {f.level for f in lint(namespace(enforce="restricted") + pod(ns="other"))} == {WARNING}
     versioned = lint(namespace(enforce="restricted", enforce_version="v1.20") + pod())
@@ -360,7 +360,7 @@ def test_a_runtimes_own_breach_is_an_error_on_the_runtime_where_its_trainjob_is_
     assert {(f.kind, f.level) for f in warned} == {("ClusterTrainingRuntime", WARNING)} and len(warned) == 2
     enforced = lint(namespace(enforce="restricted") + bare + job)
     assert {(f.kind, f.level) for f in enforced} == {("ClusterTrainingRuntime", ERROR)} and len(enforced) == 2
-    assert all("for TrainJob 'j', rejected in namespace \"team-a\"" in f.message for f in enforced)
+    assert all("for TrainJob 'j', would be rejected in namespace \"team-a\"" in f.message for f in enforced)
 
 
 def test_a_chart_objects_namespace_is_the_release_namespace():

@@ -121,7 +121,7 @@ class _Judge:
         lv = self.enforce.get(ns) if ns else None
         if lv is not None and lv.level != PS.PRIVILEGED:
             for b in PS.evaluate(meta, spec, lv.level, PS.effective(lv.version, self.cluster)):
-                out.setdefault(b.path, (b, ERROR, f'rejected in namespace "{ns}" ({lv.level} enforced): '
+                out.setdefault(b.path, (b, ERROR, f'would be rejected in namespace "{ns}" ({lv.level} enforced): '
                                                  f'violates PodSecurity "{lv}"'))
         if self.profile != PS.PRIVILEGED:
             for b in PS.evaluate(meta, spec, self.profile, self.minor):
