@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "scripts"))
+sys.path.insert(0, str(REPO / "src"))
 from kdt.documents import load_paths  # noqa: E402
 from kdt.schemas import crds  # noqa: E402
 

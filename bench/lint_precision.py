@@ -37,6 +37,8 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
+# the subprocesses run this checkout's kdt (python -m kdt), also from a worktree sharing another's .venv
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))
 CORPUS = ROOT.parent / "shared" / "corpus" / "kubeflow"
 LABELS = Path(__file__).resolve().parent / "lint_labels.yaml"
 
@@ -58,7 +60,7 @@ def yaml_files(folder: Path) -> list[Path]:
 
 
 def lint(files: list[Path], trainer: str | None) -> tuple[list[dict], int, str]:
-    cmd = [sys.executable, str(ROOT / "scripts" / "lint.py"), "-o", "json"]
+    cmd = [sys.executable, "-m", "kdt", "lint", "-o", "json"]
     if trainer:
         cmd += ["--trainer-version", trainer]
     proc = subprocess.run(cmd + [str(f) for f in files], capture_output=True, text=True)

@@ -37,7 +37,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
+# the subprocesses run this checkout's kdt (python -m kdt), also from a worktree sharing another's .venv
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))
+sys.path.insert(0, str(ROOT / "src"))
 
 PYTORCHJOB = """\
 apiVersion: kubeflow.org/v1
@@ -222,7 +224,7 @@ def main() -> int:
         print(f"machine: {os.cpu_count()} CPU(s), Python {sys.version.split()[0]}; "
               f"stream: {args.documents} documents, {full.stat().st_size / 1e6:.1f} MB")
 
-        cli = [py, str(ROOT / "scripts" / "validate.py"), "--kubernetes-version", args.kubernetes_version]
+        cli = [py, "-m", "kdt", "validate", "--kubernetes-version", args.kubernetes_version]
         best = min(timed_cli(cli + [str(full)]) for _ in range(args.repeat))
         assert best[1].returncode == 0, best[1].stdout[-2000:] + best[1].stderr[-2000:]
         ours_cli = args.documents / best[0]
