@@ -29,8 +29,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
+sys.path.insert(0, str(REPO / "bench"))
 from kdt.documents import load_paths  # noqa: E402
 from kdt.schemas import crds  # noqa: E402
+from repos import corpus  # noqa: E402
 
 RELEASES = {   # CRDs folder -> manifests folder of the same release
     "trainer-v2.1.0": "trainer-v2.1.0",
@@ -42,7 +44,7 @@ RELEASES = {   # CRDs folder -> manifests folder of the same release
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    p.add_argument("--corpus", default=str(REPO.parent / "shared" / "corpus"),
+    p.add_argument("--corpus", default=str(corpus()),
                    help="the shared corpus folder (default: ../shared/corpus)")
     args = p.parse_args(argv)
     root = Path(args.corpus) / "kubeflow"

@@ -39,7 +39,10 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 # the subprocesses run this checkout's kdt (python -m kdt), also from a worktree sharing another's .venv
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), os.environ.get("PYTHONPATH")]))
-CORPUS = ROOT.parent / "shared" / "corpus" / "kubeflow"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from repos import corpus  # noqa: E402
+
+CORPUS = corpus() / "kubeflow"
 LABELS = Path(__file__).resolve().parent / "lint_labels.yaml"
 
 # corpus folder -> Trainer release its files are written for

@@ -97,6 +97,17 @@ def _export(git_dir: Path, ref: str, dest: Path) -> None:
         (dest / ".kdt-missing-blobs").write_text("\n".join(absent) + "\n")
 
 
+def corpus() -> Path:
+    """The workplace's shared corpus (`shared/corpus`): `$KDT_CORPUS`, else the first `shared/corpus` beside
+    this checkout or beside a folder above it (a worktree under `wt/` shares its main checkout's)."""
+    if os.environ.get("KDT_CORPUS"):
+        return Path(os.environ["KDT_CORPUS"])
+    for folder in ROOT.parents:
+        if (folder / "shared" / "corpus").is_dir():
+            return folder / "shared" / "corpus"
+    return ROOT.parent / "shared" / "corpus"
+
+
 def missing(repo: str, ref: str = "HEAD") -> str:
     """The line a bench prints for a repository it could not read."""
     at = "" if ref == "HEAD" else f" at {ref}"
