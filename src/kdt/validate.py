@@ -29,8 +29,10 @@ import difflib
 import json
 from typing import Iterable
 
+from . import apivalidation
 from . import kinds as K
 from . import schemas, versions
+from .apivalidation import meta as api_meta
 from .documents import Document, normalize_keys
 from .schemas import crd_rules
 from .findings import ERROR, WARNING, Finding
@@ -48,6 +50,7 @@ RULES = {
     "yaml": "The YAML stream cannot be read: syntax error, duplicate key, or a document that is not a mapping.",
     "render": "A target failed to render (kubectl kustomize or helm template).",
     "input": "An input could not be read.",
+    **apivalidation.RULES,
 }
 
 
@@ -72,9 +75,17 @@ def _schema_errors(doc: Document, ks: schemas.KindSchema) -> list[Finding]:
 
 
 def _admitted(doc: Document) -> dict:
-    """The object as the API server validates it: after the operators' defaulting webhooks (its kind's)."""
+    """The object as the API server validates it: after the operators' defaulting webhooks (its kind's), and with
+    the name it generates from metadata.generateName (k8s.io/apiserver BeforeCreate names the object before any
+    validation, CEL rules on metadata.name included; kdt.apivalidation.meta.generated_name)."""
     k = K.of(doc)
-    return k.admitted(doc.data) if k is not None else doc.data
+    data = k.admitted(doc.data) if k is not None else doc.data
+    meta = data.get("metadata")
+    if isinstance(meta, dict) and not meta.get("name") and meta.get("generateName"):
+        name = api_meta.generated_name(meta)
+        if name is not None:
+            data = {**data, "metadata": {**meta, "name": name}}
+    return data
 
 
 def _errors(doc: Document, ks: schemas.KindSchema) -> list[Finding]:
@@ -110,7 +121,7 @@ def _crd_rule_findings(doc: Document, release: str) -> list[Finding]:
     """The enums, formats and CEL rules of the release's official CRDs (kdt.schemas.crd_rules)."""
     out = []
     origin = {"schema": f"CRDs of Trainer {release}"}
-    for path, message, how in crd_rules.violations(release, doc.api_version, doc.kind, doc.data):
+    for path, message, how in crd_rules.violations(release, doc.api_version, doc.kind, _admitted(doc)):
         out.append(doc.finding(RULE, message, list(path), how=how, **origin))
     return out
 
@@ -182,4 +193,6 @@ def validate_documents(docs: Iterable[Document], kubernetes_version: str = versi
         findings.extend(found)
         if ks.origin.startswith("Trainer"):
             findings.extend(_crd_rule_findings(doc, registry.trainer_version))
+        findings.extend(apivalidation.check(doc, registry.kubernetes_version,
+                                            custom=not ks.origin.startswith("Kubernetes")))
     return findings

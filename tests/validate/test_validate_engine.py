@@ -102,9 +102,16 @@ spec:
 """
 
 
-@pytest.mark.parametrize("port,cpu", [("8080", "2"), ("http", "'500m'"), ("'8080'", "0.5"), ("9000", "1e3")])
+@pytest.mark.parametrize("port,cpu", [("8080", "2"), ("http", "'500m'"), ("'metrics'", "0.5"), ("9000", "1e3")])
 def test_int_or_string_and_quantity_forms_are_accepted(port, cpu):
     assert check(PORTS.format(port=port, cpu=cpu)) == []
+
+
+def test_a_port_number_written_as_a_string_is_a_port_name_to_the_api_server():
+    # IntOrString keeps the JSON type: "8080" is a name, and a port name needs a letter (IsValidPortName).
+    f = only(check(PORTS.format(port="'8080'", cpu="1")))
+    assert (f.rule, f.path) == ("api-probe", "spec.containers[0].readinessProbe.tcpSocket.port")
+    assert f.message.endswith("must contain at least one letter (a-z)")
 
 
 @pytest.mark.parametrize("port,cpu,path,message", [
@@ -131,10 +138,13 @@ spec:
 
 @pytest.mark.parametrize("trainer", ["2.1", "2.3"])
 def test_quantity_in_generated_trainer_schemas(trainer):
-    for good in ("1", "'1'", "0.5", "'4Gi'"):
-        assert check(TRAINJOB_GPUS.format(gpus=good), trainer_version=trainer) == []
+    for good in ("1", "'1'", "0.5", "'4Gi'"):      # a number or a string to the schema
+        assert [f for f in check(TRAINJOB_GPUS.format(gpus=good), trainer_version=trainer) if f.rule == "schema"] == []
     f = only(check(TRAINJOB_GPUS.format(gpus="[1]"), trainer_version=trainer))
     assert f.path == 'spec.trainer.resourcesPerNode.limits["nvidia.com/gpu"]'
+    # ... and the node container the API server then sees takes whole GPUs only (IsIntegerResourceName).
+    f = only(check(TRAINJOB_GPUS.format(gpus="0.5"), trainer_version=trainer))
+    assert (f.rule, f.message) == ("api-resources", 'Invalid value: 0.5: must be an integer')
 
 
 def test_open_maps_stay_open_in_generated_schemas():

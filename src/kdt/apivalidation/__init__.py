@@ -1,0 +1,123 @@
+"""The API server's own validation, beyond the OpenAPI schema: what `kubectl apply` would be refused.
+
+    check(doc, kubernetes_version, custom) -> list[Finding]
+
+The schema says which fields exist and their types; the API server then runs
+each kind's Validate function (kubernetes/kubernetes pkg/apis/<group>/validation,
+k8s.io/apimachinery pkg/util/validation, pkg/api/resource) on the object after
+its defaults, and refuses it with every error found. This package ports the
+rules a training job meets, one module per area:
+
+- formats.py: DNS labels and subdomains, label keys and values, port and env names;
+- quantity.py: the resource.Quantity grammar and value;
+- meta.py: object names per kind, generateName, namespaces, labels, annotations, selectors;
+- pods.py: pod specs: containers, ports, env, volumes, probes, lifecycle, resources;
+- workloads.py: Job, CronJob, StatefulSet and the controllers, and the pod templates
+  of PyTorchJob, JobSet and (Cluster)TrainingRuntime, TrainJob's trainer;
+- objects.py: Service, PersistentVolumeClaim, ConfigMap, Secret.
+
+Each finding is an error with a rule of RULES (`api-<area>`), located at the
+field. Pod templates inside an operator's kind are checked as the pods the
+operator creates will be (the API server refuses those pods, so the run never
+starts): what the operator fills or overwrites is left out (workloads.py).
+bench/apiserver.py holds the format and quantity functions against the upstream
+test tables; tests/validate/test_apivalidation.py has a fixture per rule.
+"""
+from __future__ import annotations
+
+from ..documents import Document
+from ..errors import MALFORMED
+from ..findings import Finding
+from . import meta as M
+from . import objects as O
+from . import pods as P
+from . import workloads as W
+from .checker import Options, Report
+
+RULES = {
+    M.RULE_NAME: "An object's name, generateName or namespace is not what its kind allows (DNS-1123 subdomain or "
+                 "label, DNS-1035 label; pkg/apis/core/validation ValidateObjectMeta and each kind's name function).",
+    M.RULE_LABELS: "A label key or value (metadata, selectors, nodeSelector) is not a qualified name or a label value "
+                   "(meta/v1/validation ValidateLabels).",
+    M.RULE_ANNOTATIONS: "An annotation key is not a qualified name, or the annotations exceed 256 KiB "
+                        "(ValidateAnnotations).",
+    P.RULE_POD: "A pod-level field the API server refuses: dnsPolicy, hostname, subdomain, priorityClassName, "
+                "serviceAccountName, tolerations, activeDeadlineSeconds (ValidatePodSpec).",
+    P.RULE_RESTART: "A restartPolicy the kind does not allow: Always for controllers, OnFailure or Never for Jobs "
+                    "(ValidatePodSpec, batch and apps validation).",
+    P.RULE_CONTAINER: "A container name that is no DNS-1123 label or is used twice, a missing image, a policy value "
+                      "the API does not know (validateContainers, validateContainerCommon).",
+    P.RULE_PORT: "A port number outside 1-65535, a port name that is no IANA service name (15 characters, lower "
+                 "case), a port name used twice, conflicting host ports (validateContainerPorts).",
+    P.RULE_ENV: "An env or envFrom entry the API server refuses: its name, a valueFrom with no or several sources, a "
+                "field path or key it does not know (ValidateEnv, ValidateEnvFrom).",
+    P.RULE_VOLUME: "A volume or mount the API server refuses: names, duplicates, several sources, a mount naming no "
+                   "volume, a repeated mountPath (ValidateVolumes, ValidateVolumeMounts).",
+    P.RULE_PROBE: "A probe or lifecycle handler with no or several handler types, a bad port, negative thresholds "
+                  "(validateProbe, validateHandler).",
+    P.RULE_RESOURCES: "A resource name or amount the API server refuses: unknown names, negative or fractional "
+                      "extended resources, requests above limits, GPUs requested without an equal limit "
+                      "(validateResourceRequirements).",
+    P.RULE_QUANTITY: "A value that is no resource.Quantity: `16GB`, `two`, `1 Gi` (pkg/api/resource/quantity.go "
+                     "ParseQuantity); the API server refuses the whole object.",
+    W.RULE_JOB: "A Job (or a Job template of a CronJob, JobSet or runtime) the API server refuses: completions and "
+                "parallelism, completionMode, podFailurePolicy, successPolicy, selector (batch/validation).",
+    W.RULE_WORKLOAD: "A StatefulSet, Deployment, ReplicaSet or DaemonSet the API server refuses: selector empty or "
+                     "not matching the template, serviceName, update strategy (apps/validation).",
+    O.RULE_SERVICE: "A Service the API server refuses: ports, port names, protocols, type (ValidateService).",
+    O.RULE_PVC: "A PersistentVolumeClaim (or StatefulSet claim template) without access modes or storage request, "
+                "or with unknown modes (ValidatePersistentVolumeClaimSpec).",
+    O.RULE_CONFIG: "A ConfigMap or Secret key or size the API server refuses, or a Secret missing the keys of its "
+                   "type (ValidateConfigMap, ValidateSecret).",
+}
+
+_CORE_KINDS = {
+    ("", "Pod"): W.pod,
+    ("", "Service"): O.service,
+    ("", "PersistentVolumeClaim"): O.pvc,
+    ("", "ConfigMap"): O.configmap,
+    ("", "Secret"): O.secret,
+    ("batch", "Job"): W.job,
+    ("batch", "CronJob"): W.cronjob,
+    ("apps", "Deployment"): lambda r: W.controller(r, "Deployment"),
+    ("apps", "ReplicaSet"): lambda r: W.controller(r, "ReplicaSet"),
+    ("apps", "DaemonSet"): lambda r: W.controller(r, "DaemonSet"),
+    ("apps", "StatefulSet"): lambda r: W.controller(r, "StatefulSet"),
+    ("kubeflow.org", "PyTorchJob"): lambda r: W.operator_templates(r, runtime=False),
+    ("jobset.x-k8s.io", "JobSet"): lambda r: W.operator_templates(r, runtime=False),
+    ("trainer.kubeflow.org", "ClusterTrainingRuntime"): lambda r: W.operator_templates(r, runtime=True),
+    ("trainer.kubeflow.org", "TrainingRuntime"): lambda r: W.operator_templates(r, runtime=True),
+    ("trainer.kubeflow.org", "TrainJob"): W.trainjob,
+}
+_options: dict[str, Options] = {}
+
+
+def options(kubernetes_version: str) -> Options:
+    got = _options.get(kubernetes_version)
+    if got is None:
+        got = _options[kubernetes_version] = Options.for_version(kubernetes_version)
+    return got
+
+
+def check(doc: Document, kubernetes_version: str, custom: bool = False) -> list[Finding]:
+    """Every API-server validation error of one object whose kind has a schema.
+
+    `custom`: the kind is a custom resource (Kubeflow, JobSet, Argo CD, a `--crd` kind), whose
+    metadata the API server judges as a custom resource's."""
+    data = doc.data
+    if not isinstance(data, dict):
+        return []
+    av, kind = data.get("apiVersion"), data.get("kind")
+    if not isinstance(av, str) or not isinstance(kind, str):
+        return []
+    group = av.partition("/")[0] if "/" in av else ""
+    r = Report(doc, _options.get(kubernetes_version) or options(kubernetes_version))
+    try:
+        M.check(r, group, kind, custom)
+        fn = _CORE_KINDS.get((group, kind))
+        if fn is not None:
+            fn(r)
+    except MALFORMED:
+        # A shape no check expected (the schema findings say what is wrong): what was found so far stands.
+        pass
+    return r.findings() if r else []
