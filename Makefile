@@ -83,6 +83,7 @@ image:
 # Benchmarks: they print measured figures and ratios (not part of make test).
 bench: $(FULL)
 	$(PY) bench/validate.py
+	$(PY) bench/apiserver.py
 	$(PY) bench/lint_precision.py
 	$(PY) bench/recovery.py
 

@@ -97,6 +97,20 @@ def _export(git_dir: Path, ref: str, dest: Path) -> None:
         (dest / ".kdt-missing-blobs").write_text("\n".join(absent) + "\n")
 
 
+def tags(repo: str) -> list[str]:
+    """The tags of `repo` that `checkout` can export (its fetched snapshot's; a user's work tree's own)."""
+    user = os.environ.get("KDT_BENCH_REPOS")
+    where = None
+    if user and (Path(user) / repo).is_dir():
+        where = ["git", "-C", str(Path(user) / repo)]
+    elif _mirror(repo) is not None:
+        where = ["git", f"--git-dir={_mirror(repo)}"]
+    if where is None:
+        return []
+    proc = subprocess.run([*where, "tag"], capture_output=True, text=True)
+    return proc.stdout.split() if proc.returncode == 0 else []
+
+
 def corpus() -> Path:
     """The workplace's shared corpus (`shared/corpus`): `$KDT_CORPUS`, else the first `shared/corpus` beside
     this checkout or beside a folder above it (a worktree under `wt/` shares its main checkout's)."""
