@@ -69,17 +69,22 @@ def _types(types) -> str:
 
 def _schema_errors(doc: Document, ks: schemas.KindSchema) -> list[Finding]:
     """Nothing for a valid document (one compiled is_valid call), every located error otherwise."""
-    if ks.validator.is_valid(doc.data) or ks.validator.is_valid(_admitted(doc)):
+    if ks.validator.is_valid(doc.data) or ks.validator.is_valid(_admitted(doc, ks)):
         return []
     return _errors(doc, ks)
 
 
-def _admitted(doc: Document) -> dict:
-    """The object as the API server validates it: after the operators' defaulting webhooks (its kind's), and with
-    the name it generates from metadata.generateName (k8s.io/apiserver BeforeCreate names the object before any
-    validation, CEL rules on metadata.name included; kdt.apivalidation.meta.generated_name)."""
+def _admitted(doc: Document, ks: schemas.KindSchema | None = None) -> dict:
+    """The object as the API server validates it: after the operators' defaulting webhooks (its kind's), the
+    null pruning of a custom resource (kdt.schemas.crds.admit), and with the name it generates from
+    metadata.generateName (k8s.io/apiserver BeforeCreate names the object before any validation, CEL rules on
+    metadata.name included; kdt.apivalidation.meta.generated_name)."""
+    data = doc.data
+    if ks is not None and ks.admit is not None:
+        data = ks.admit(data)
     k = K.of(doc)
-    data = k.admitted(doc.data) if k is not None else doc.data
+    if k is not None:
+        data = k.admitted(data)
     meta = data.get("metadata")
     if isinstance(meta, dict) and not meta.get("name") and meta.get("generateName"):
         name = api_meta.generated_name(meta)
@@ -91,7 +96,7 @@ def _admitted(doc: Document) -> dict:
 def _errors(doc: Document, ks: schemas.KindSchema) -> list[Finding]:
     out: list[Finding] = []
     origin = {"schema": f"{ks.origin} {ks.api_version} {ks.kind}"}
-    for err in ks.validator.iter_errors(_admitted(doc)):
+    for err in ks.validator.iter_errors(_admitted(doc, ks)):
         path = list(err.instance_path)
         kind = err.kind
         name = getattr(kind, "name", "")

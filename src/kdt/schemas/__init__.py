@@ -30,7 +30,7 @@ from __future__ import annotations
 import functools
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +92,8 @@ class Pool:
     name: str
     defs: dict
     kinds: dict        # apiVersion -> kind -> definition name
+    # definition name -> what the API server does to an object of it before validating (kdt.schemas.crds)
+    admit: dict = field(default_factory=dict)
 
 
 @functools.lru_cache(maxsize=None)
@@ -193,6 +195,7 @@ class KindSchema:
     origin: str          # "Kubernetes 1.35", "Trainer 2.3"
     schema: dict
     validator: Any
+    admit: Any = None    # object -> object as the API server validates it (a CRD's null pruning), or None
 
     def resolve(self, node: Any) -> Any:
         seen = 0
@@ -276,7 +279,7 @@ class Registry:
                 reach = [pool, self.pools[1]]
             schema = closure(name, reach)
             validator = jsonschema_rs.validator_for(schema)
-            ks = KindSchema(api_version, kind, pool.name, schema, validator)
+            ks = KindSchema(api_version, kind, pool.name, schema, validator, pool.admit.get(name))
         self._compiled[key] = ks
         return ks
 

@@ -2,14 +2,28 @@
 
 A repository that installs another operator (Kueue, Volcano, the
 scheduler-plugins, ...) usually keeps that operator's CRDs beside the objects
-that use them. Each served version of each CRD (apiextensions.k8s.io/v1) becomes
-the schema of its kind, read as the API server reads it:
+that use them. Each served version of each CRD becomes the schema of its kind,
+read as the API server reads it:
 
 - unknown fields are errors (kubectl's strict field validation), except where
   the schema says `x-kubernetes-preserve-unknown-fields`;
 - `x-kubernetes-int-or-string` takes an integer or a string, `nullable` also null;
 - `x-kubernetes-embedded-resource` objects carry apiVersion, kind and metadata;
-- the object's `metadata` is Kubernetes' ObjectMeta (strict, like every kind).
+- the object's `metadata` is Kubernetes' ObjectMeta (strict, like every kind);
+- a `null` where the schema is not nullable is pruned before validation (a
+  default takes its place where the schema has one), as the API server does
+  (apiextensions-apiserver pkg/apiserver/customresource_handler.go, which calls
+  pkg/apiserver/schema/defaulting/prunenulls.go PruneNonNullableNullsWithoutDefaults
+  after pruning; v0.35.0), so a null is no error.
+
+`apiextensions.k8s.io/v1beta1` CRDs, which older repositories still ship, are
+read as the API servers that served them (Kubernetes 1.21 and before) read them:
+the schema is the version's own `schema.openAPIV3Schema` or else the CRD-wide
+`spec.validation.openAPIV3Schema`; `spec.version` names the only version when
+`spec.versions` is absent; and `spec.preserveUnknownFields` defaults to true, so
+unknown fields are kept (no error) and nulls are not pruned (as there, nothing is
+pruned) unless the CRD sets it to false (apiextensions v1beta1 types.go and
+defaults.go). A version without any schema accepts any content.
 
 Not applied: CEL rules (`x-kubernetes-validations`), formats, defaults and
 conversion webhooks; so nothing is reported that the CRD does not spell out.
@@ -18,6 +32,7 @@ over a CRD's.
 """
 from __future__ import annotations
 
+import copy
 import functools
 from pathlib import Path
 from typing import Any
@@ -37,8 +52,10 @@ _SUBSCHEMA = ("items", "additionalProperties", "not")
 _SUBSCHEMAS = ("allOf", "anyOf", "oneOf")
 
 
-def to_json_schema(node: Any) -> Any:
-    """One node of a CRD's openAPIV3Schema as the JSON Schema the API server enforces."""
+def to_json_schema(node: Any, preserve: bool = False) -> Any:
+    """One node of a CRD's openAPIV3Schema as the JSON Schema the API server enforces.
+
+    `preserve`: the CRD keeps unknown fields everywhere (a v1beta1 CRD's default)."""
     if not isinstance(node, dict):
         return node
     out: dict = {}
@@ -46,11 +63,11 @@ def to_json_schema(node: Any) -> Any:
         if key in _DROP:
             continue
         if key == "properties" and isinstance(value, dict):
-            out[key] = {str(k): to_json_schema(v) for k, v in value.items()}
+            out[key] = {str(k): to_json_schema(v, preserve) for k, v in value.items()}
         elif key in _SUBSCHEMA and isinstance(value, dict):
-            out[key] = to_json_schema(value)
+            out[key] = to_json_schema(value, preserve)
         elif key in _SUBSCHEMAS and isinstance(value, list):
-            out[key] = [to_json_schema(v) for v in value]
+            out[key] = [to_json_schema(v, preserve) for v in value]
         else:
             out[key] = value
     if node.get("x-kubernetes-int-or-string") is True:
@@ -60,7 +77,7 @@ def to_json_schema(node: Any) -> Any:
         props.setdefault("apiVersion", {"type": "string"})
         props.setdefault("kind", {"type": "string"})
         props.setdefault("metadata", {"type": "object"})
-    preserve = node.get("x-kubernetes-preserve-unknown-fields") is True
+    preserve = preserve or node.get("x-kubernetes-preserve-unknown-fields") is True
     if out.get("type") == "object" and "properties" in out and "additionalProperties" not in out and not preserve:
         out["additionalProperties"] = False
     if node.get("nullable") is True and "type" in out:
@@ -69,16 +86,68 @@ def to_json_schema(node: Any) -> Any:
     return out
 
 
-def _root(schema: dict) -> dict:
-    root = to_json_schema(schema)
+def _root(schema: dict, preserve: bool = False) -> dict:
+    root = to_json_schema(schema, preserve)
     props = root.setdefault("properties", {})
     props.setdefault("apiVersion", {"type": "string"})
     props.setdefault("kind", {"type": "string"})
     props["metadata"] = {"$ref": f"#/$defs/{OBJECT_META}"}
     root.setdefault("type", "object")
-    if not schema.get("x-kubernetes-preserve-unknown-fields"):
+    if not schema.get("x-kubernetes-preserve-unknown-fields") and not preserve:
         root["additionalProperties"] = False
     return root
+
+
+def _field_schema(key: str, node: Any) -> Any:
+    """prunenulls.go getSchemaForField: the schema of a map's field (its property, else additionalProperties)."""
+    if not isinstance(node, dict):
+        return None
+    props = node.get("properties")
+    if isinstance(props, dict) and key in props:
+        return props[key]
+    extra = node.get("additionalProperties")
+    return extra if isinstance(extra, dict) else None
+
+
+def prune_nulls(x: Any, node: Any) -> Any:
+    """PruneNonNullableNullsWithoutDefaults, then defaulting: a copy of `x` as the API server validates it, where
+    a null the schema does not allow is dropped, or replaced by the field's default when it has one (`node`: the
+    CRD's own openAPIV3Schema node of `x`; a field without a schema keeps its null, as upstream)."""
+    if isinstance(x, dict):
+        out = {}
+        for k, v in x.items():
+            sub = _field_schema(k, node)
+            if v is None and isinstance(sub, dict) and sub.get("nullable") is not True:
+                if "default" in sub:
+                    out[k] = copy.deepcopy(sub["default"])
+            else:
+                out[k] = prune_nulls(v, sub)
+        return out
+    if isinstance(x, list):
+        items = node.get("items") if isinstance(node, dict) else None
+        return [prune_nulls(v, items) for v in x]
+    return x
+
+
+def _has_null(x: Any) -> bool:
+    if x is None:
+        return True
+    if isinstance(x, dict):
+        return any(_has_null(v) for v in x.values())
+    if isinstance(x, list):
+        return any(_has_null(v) for v in x)
+    return False
+
+
+def _null_pruner(schema: dict):
+    """What the API server does to a custom resource of this schema before validating it (metadata aside: it is
+    read into ObjectMeta, where a null is simply no value)."""
+    def admit(data: Any) -> Any:
+        if not isinstance(data, dict) or not _has_null({k: v for k, v in data.items() if k != "metadata"}):
+            return data
+        pruned = prune_nulls({k: v for k, v in data.items() if k != "metadata"}, schema)
+        return {**pruned, "metadata": data["metadata"]} if "metadata" in data else pruned
+    return admit
 
 
 def _check(doc, version: str, root: dict) -> None:
@@ -92,31 +161,51 @@ def _check(doc, version: str, root: dict) -> None:
                          f"{version}: its schema cannot be used: {first}") from None
 
 
+def _versions(spec: dict, beta: bool) -> list[tuple[str, Any]]:
+    """(version name, its openAPIV3Schema or None) of every served version."""
+    listed = spec.get("versions")
+    if not isinstance(listed, list) or not listed:
+        listed = [{"name": spec.get("version"), "served": True}] if beta and spec.get("version") else []
+    shared = spec.get("validation") if beta else None
+    shared = shared.get("openAPIV3Schema") if isinstance(shared, dict) else None
+    out = []
+    for version in listed:
+        if not isinstance(version, dict) or version.get("served") is False or not isinstance(version.get("name"), str):
+            continue
+        own = version.get("schema")
+        own = own.get("openAPIV3Schema") if isinstance(own, dict) else None
+        out.append((version["name"], own if isinstance(own, dict) else shared))
+    return out
+
+
 def pools_of(docs) -> list[Pool]:
-    """One pool per CRD document: every served version that has a schema."""
+    """One pool per CRD document (v1, or v1beta1 as its era read it): every served version that has a schema."""
     out = []
     for doc in docs:
         if not K.CRD.matches(doc) or not isinstance(doc.data, dict):
             continue
+        beta = doc.api_version == f"{GROUP}/v1beta1"
         spec = doc.data.get("spec") if isinstance(doc.data.get("spec"), dict) else {}
         group = spec.get("group")
         kind = (spec.get("names") or {}).get("kind") if isinstance(spec.get("names"), dict) else None
         if not isinstance(group, str) or not isinstance(kind, str):
             continue
-        defs, kinds = {}, {}
-        for version in spec.get("versions") or []:
-            if not isinstance(version, dict) or version.get("served") is False:
-                continue
-            schema = ((version.get("schema") or {}).get("openAPIV3Schema")
-                      if isinstance(version.get("schema"), dict) else None)
-            if not isinstance(schema, dict) or not isinstance(version.get("name"), str):
-                continue
-            name = f"crd.{group}.{version['name']}.{kind}"
-            defs[name] = _root(schema)
-            _check(doc, version["name"], defs[name])
-            kinds.setdefault(f"{group}/{version['name']}", {})[kind] = name
+        # v1beta1 types.go: preserveUnknownFields defaults to true; v1 requires false.
+        preserve = beta and spec.get("preserveUnknownFields") is not False
+        defs, kinds, admit = {}, {}, {}
+        for version, schema in _versions(spec, beta):
+            if not isinstance(schema, dict):
+                if not beta:
+                    continue
+                schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+            name = f"crd.{group}.{version}.{kind}"
+            defs[name] = _root(schema, preserve)
+            _check(doc, version, defs[name])
+            kinds.setdefault(f"{group}/{version}", {})[kind] = name
+            if not preserve:
+                admit[name] = _null_pruner(schema)
         if kinds:
-            out.append(Pool(f"CRD {doc.name} ({Path(doc.file).name})", defs, kinds))
+            out.append(Pool(f"CRD {doc.name} ({Path(doc.file).name})", defs, kinds, admit))
     return out
 
 
