@@ -4,6 +4,11 @@
 - every values file under `charts/*/ci/`
 - or the files and folders a user names (`-` is standard input)
 - in a repository with neither, every kustomization, chart and YAML file of its tree
+
+A YAML file named on the command line is read as itself, but for a patch or a
+generator input of the kustomization beside it (no object of its own: that
+kustomization is rendered), a chart template or values file (that chart), and
+a Component's patch (checked through the overlays that use the Component).
 """
 from __future__ import annotations
 
@@ -127,10 +132,38 @@ def _for_file(p: Path) -> Target | None:
     if component is not None:
         # A Component's resource is a whole object; its patches are checked through the overlays using it.
         return Target(display(p), FILE, p) if p.resolve() in {c.resolve() for c in component} else None
-    if p.suffix in (".yaml", ".yml") and is_kustomization(p.parent):
-        # A file of a kustomization may be a patch: the kustomization's output is what gets applied.
+    if p.suffix in (".yaml", ".yml") and is_kustomization(p.parent) and p.resolve() in build_inputs(p.parent):
+        # A patch or a generator's input is no object of its own: the kustomization's output is what gets applied.
         return Target(display(p.parent), KUSTOMIZE, p.parent)
-    return Target(display(p), FILE, p)
+    return Target(display(p), FILE, p)      # a resource, or a file the kustomization does not name: the file itself
+
+
+def build_inputs(folder: Path) -> set[Path]:
+    """The files a kustomization reads that are no objects of their own: its patches, its generators' files
+    and env files, the configs of its replacements, transformers, generators and validators, its openapi."""
+    kfile = next((folder / f for f in KUSTOMIZATION_FILES if (folder / f).is_file()), None)
+    try:
+        spec = yaml_rs.loads(kfile.read_text(errors="replace"), parse_datetime=False) if kfile else None
+    except (yaml_rs.YAMLDecodeError, ValueError, OSError):
+        return set()
+    if not isinstance(spec, dict):
+        return set()
+    named: list = []
+    for key in ("patches", "patchesJson6902", "replacements"):
+        named += [e.get("path") for e in spec.get(key) or [] if isinstance(e, dict)]
+    named += list(spec.get("patchesStrategicMerge") or []) + list(spec.get("transformers") or [])
+    named += list(spec.get("generators") or []) + list(spec.get("validators") or [])
+    named.append((spec.get("openapi") or {}).get("path") if isinstance(spec.get("openapi"), dict) else None)
+    for key in ("configMapGenerator", "secretGenerator"):
+        for gen in spec.get(key) or []:
+            if isinstance(gen, dict):
+                for entry in list(gen.get("files") or []) + list(gen.get("envs") or []) + [gen.get("env")]:
+                    named.append(entry.split("=", 1)[-1] if isinstance(entry, str) else None)
+    out = set()
+    for entry in named:
+        if isinstance(entry, str) and "\n" not in entry and "://" not in entry:
+            out.add((folder / entry).resolve())
+    return out
 
 
 def from_args(args: list[str]) -> list[Target]:

@@ -40,3 +40,19 @@ def test_a_folder_of_patch_only_components_says_so_and_an_empty_one_says_it_is_e
         T.from_args([str(ROOT / "components" / "spread")])
     with pytest.raises(UsageError, match="no YAML files, kustomization or chart in this folder"):
         T.from_args([str(tmp_path)])
+
+
+def test_a_named_file_beside_a_kustomization_is_read_as_itself_unless_the_kustomization_patches_with_it(tmp_path):
+    # An example folder of another repository: a kustomization for some files, and a Job it does not name (#34).
+    (tmp_path / "kustomization.yaml").write_text(
+        "resources: [deploy.yaml]\npatches: [{path: patch.yaml}]\npatchesStrategicMerge: [smp.yaml]\n"
+        "configMapGenerator: [{name: c, files: [conf=settings.yaml]}]\n")
+    for name in ("deploy.yaml", "patch.yaml", "smp.yaml", "settings.yaml", "job.yaml"):
+        (tmp_path / name).write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    got = {Path(t.path).name if t.kind == T.FILE else "<kustomization>": t.kind
+           for name in ("deploy.yaml", "job.yaml", "patch.yaml", "smp.yaml", "settings.yaml")
+           for t in T.from_args([str(tmp_path / name)])}
+    assert got == {"deploy.yaml": T.FILE, "job.yaml": T.FILE, "<kustomization>": T.KUSTOMIZE}
+    for name in ("patch.yaml", "smp.yaml", "settings.yaml"):
+        (t,) = T.from_args([str(tmp_path / name)])
+        assert (t.kind, Path(t.path).resolve()) == (T.KUSTOMIZE, tmp_path.resolve()), name
