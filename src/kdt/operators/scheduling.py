@@ -23,6 +23,14 @@ from .jobset import LABEL_REPLICATED_JOB as JOBSET_RJOB_LABEL   # noqa: F401   e
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
 
+def queued(labels) -> bool:
+    """Whether a job's own labels queue it in Kueue. Kueue's pod integration leaves alone every pod whose owner
+    chain reaches such a job of an enabled integration (kubernetes-sigs/kueue v0.19.2
+    pkg/controller/jobs/pod/pod_webhook.go Default -> jobframework.FindAncestorJobManagedByKueue in
+    pkg/controller/jobframework/reconciler.go): the label on a queued job's pod template does nothing."""
+    return isinstance(labels, dict) and QUEUE_LABEL in labels
+
+
 def gang_scheduled(doc) -> bool:
     """Whether the workload is admitted all-or-nothing by a gang scheduler (not a queue alone)."""
     if doc.kind == "PyTorchJob":

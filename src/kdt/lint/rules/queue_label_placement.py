@@ -7,13 +7,19 @@ every pod becomes a workload of its own, admitted one by one, and the gang is
 lost (pods start while others wait for quota). On a ClusterTrainingRuntime or
 TrainingRuntime the label does nothing: Kueue reads the TrainJob's.
 
-Source: kdt.operators.scheduling (Kueue's integrations and workload docs).
+A pod template's label is quiet when the job itself carries the label (for a
+runtime's templates: every TrainJob of the input that uses it): Kueue's pod
+integration skips the pods of a job it manages, so the job is admitted as one.
+
+Source: kdt.operators.scheduling (Kueue's integrations and workload docs; the pod
+webhook's FindAncestorJobManagedByKueue, Kueue v0.19.2).
 """
 from __future__ import annotations
 
 from ... import kinds as K
 from ...findings import ERROR, WARNING
 from ...operators import scheduling as S
+from ...operators import trainer_v2 as TV2
 from ..pods import pod_templates
 from ._util import d
 
@@ -27,13 +33,25 @@ def _template_labels_path(doc, pt) -> tuple:
     return pt.path[:-1] + ("metadata", "labels")
 
 
+def _queued(doc) -> bool:
+    return S.queued(doc.get(("metadata", "labels")))
+
+
+def _owner_queued(doc, pool) -> bool:
+    """Whether the pods of `doc`'s templates belong to a job Kueue manages (the job, or every TrainJob that uses
+    the runtime, carries the queue label)."""
+    if K.of(doc) not in K.RUNTIMES:
+        return _queued(doc)
+    users = [j for j in pool if K.TRAINJOB.matches(j) and TV2.find_runtime(j, [doc]) is doc]
+    return bool(users) and all(_queued(j) for j in users)
+
+
 def check(docs, ctx):
     for doc in docs:
-        if K.of(doc) in K.RUNTIMES and \
-                S.QUEUE_LABEL in d(doc.get(("metadata", "labels"))):
+        if K.of(doc) in K.RUNTIMES and _queued(doc):
             yield doc.finding(ID, f"{S.QUEUE_LABEL} on a {doc.kind} has no effect: Kueue reads it from each "
                                   "TrainJob's metadata.labels", ("metadata", "labels", S.QUEUE_LABEL), WARNING)
-        if K.of(doc) not in _JOBS:
+        if K.of(doc) not in _JOBS or _owner_queued(doc, ctx.pool(docs)):
             continue
         owner = "the TrainJob" if K.of(doc) in K.RUNTIMES else f"the {doc.kind}"
         for pt in pod_templates(doc):
