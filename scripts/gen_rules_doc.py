@@ -7,7 +7,9 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+from kdt import versions  # noqa: E402
 from kdt.lint import IGNORE_ANNOTATION_PREFIX, all_rules  # noqa: E402
+from kdt.lint.engine import BASES, ERROR_BASES  # noqa: E402
 from kdt.paths import ROOT  # noqa: E402
 
 OUT = ROOT / "docs" / "rules.md"
@@ -27,17 +29,31 @@ def render() -> str:
         "`rules:` sets a rule's level, options, or `disable`). `--strict` refuses every ignore.",
         "TrainJob rules that depend on the Trainer release use `--trainer-version`, or per target the",
         "release it declares with a `# kdt:trainer-version=X.Y` comment (read exactly as `validate` reads it),",
-        "else a target named `*trainer-X.Y*` is for X.Y, else the oldest supported release (2.1).",
+        f"else {versions.TRAINER_DEFAULT} (`kdt.versions.TRAINER_DEFAULT`, what `kdt lint --help` names).",
         "",
-        "| Rule | Level | Summary |",
-        "| --- | --- | --- |",
+        "## Levels",
+        "",
+        "An **error** is what is refused or what breaks the run; a **warning** is a risk or a policy choice.",
+        "Each rule says which (the Basis column, and the reason in its section):",
+        "",
+        *[f"- **{basis}** ({'error' if basis in ERROR_BASES else 'warning'}): {text}"
+          + (";" if i < len(BASES) - 1 else ".") for i, (basis, text) in enumerate(BASES.items())],
+        "",
+        "A warning fails nothing by itself (exit 0); `.kdt-lint.yaml` makes any rule an error where a team wants",
+        "it to be one (`rules: {secret-literal-env: error}`).",
+        "",
+        "| Rule | Level | Basis | Summary |",
+        "| --- | --- | --- | --- |",
     ]
     for r in rs:
         summary = r.summary.replace("|", "\\|")
-        lines.append(f"| [`{r.id}`](#{r.id}) | {r.level} | {summary} |")
+        lines.append(f"| [`{r.id}`](#{r.id}) | {r.level} | {r.basis or '(not stated yet)'} | {summary} |")
     for r in rs:
         body = r.doc.strip().splitlines()
-        lines += ["", f"## {r.id}", "", f"Level: **{r.level}**" + (" (kustomization sources)" if r.scope == "target" else ""), ""]
+        level = f"Level: **{r.level}**" + (" (kustomization sources)" if r.scope == "target" else "")
+        if r.basis:
+            level += f", {r.basis}: {r.why}"
+        lines += ["", f"## {r.id}", "", level, ""]
         lines += body
         if r.options:
             lines += ["", "Options (`.kdt-lint.yaml` `rules.<id>.options`):", ""]

@@ -31,15 +31,15 @@ from ..report import write
 
 
 def _list() -> str:
-    rows = [(r.id, r.level, r.summary) for r in all_rules().values()]
+    rows = [(r.id, r.level, r.basis or "-", r.summary) for r in all_rules().values()]
     w = max(len(r[0]) for r in rows)
-    return "\n".join(f"{rid:<{w}}  {lvl:<7}  {summary}" for rid, lvl, summary in rows)
+    return "\n".join(f"{rid:<{w}}  {lvl:<7}  {basis:<8}  {summary}" for rid, lvl, basis, summary in rows)
 
 
 def main(argv=None) -> int:
     p = Parser(prog="lint.py", description=__doc__)
     p.add_argument("paths", nargs="*", help="overlay folders, chart values files or YAML files (default: every target)")
-    p.add_argument("--list", action="store_true", help="list the rules (ID, level, summary) and exit")
+    p.add_argument("--list", action="store_true", help="list the rules (ID, level, why that level, summary) and exit")
     p.add_argument("--strict", action="store_true", help="refuse ignores (annotations and config file)")
     p.add_argument("--config", metavar="FILE", help=f"config file (default: {C.DEFAULT_FILE} at the repo root, if present)")
     p.add_argument("--trainer-version", metavar="X.Y", type=T.trainer_release,

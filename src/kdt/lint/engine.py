@@ -5,6 +5,8 @@ A rule is a module under `kdt.lint.rules` (modelled on yamllint):
     '''Docstring: the rule's documentation (first line is its summary).'''
     ID = "pytorchjob-master-replicas"
     LEVEL = ERROR                 # default level of its findings (config may change it)
+    BASIS = "rejected"            # why that level: one of BASES
+    WHY = "The Training Operator's webhook refuses the PyTorchJob."   # the reason, in docs/rules.md
     OPTIONS = {}                  # the rule's own options and their defaults
     SCOPE = "documents"           # or "target" for rules that read a kustomization tree
     def check(docs, ctx): ...     # documents (the whole stream) -> findings
@@ -18,6 +20,13 @@ Aliases keep IDs working that once were rules of their own (pod-security took ov
 host-path, ...): a finding lists the aliases that name it in `extra["aliases"]`, most specific
 first, and an ignore, a `disable` or a level given to an alias applies to exactly those findings
 (a level set on an alias wins over the rule's).
+
+The line between the levels (BASES): an error is what is refused (the API
+server, an operator's webhook, kustomize) or what is accepted but breaks the run
+(it fails, hangs, never starts, or silently does something else than written);
+a warning is a risk that depends on what the manifests cannot show (the
+cluster, the scale, the data) or a policy choice (security, reproducibility,
+hygiene). `.kdt-lint.yaml` makes any warning an error (`rules: {<id>: error}`).
 """
 from __future__ import annotations
 
@@ -40,6 +49,15 @@ IGNORE_ANNOTATION_PREFIX = "lint.kdt.dev/ignore."
 # Rule ID of the engine's own findings (an ignore with no reason, an unknown rule).
 ENGINE_RULE = "lint-ignore"
 
+# Why a rule has its level (the rule's BASIS): the first two are errors, the others warnings.
+BASES = {
+    "rejected": "refused before it runs: by the API server, an operator's webhook, or kustomize",
+    "breaks": "accepted, but the run fails, hangs, never starts, or silently does something else than written",
+    "risk": "may break the run, depending on what the manifests cannot show (the cluster, the scale, the data)",
+    "policy": "a choice (security, reproducibility, hygiene), not a defect",
+}
+ERROR_BASES = ("rejected", "breaks")
+
 
 @dataclass(frozen=True)
 class Rule:
@@ -50,6 +68,8 @@ class Rule:
     options: dict = field(default_factory=dict)
     scope: str = "documents"
     aliases: dict = field(default_factory=dict)    # alias ID -> what of the rule's findings it names
+    basis: str = ""           # BASES key: why the rule has its level ("" when the module does not say)
+    why: str = ""
 
     @property
     def summary(self) -> str:
@@ -102,7 +122,8 @@ def all_rules() -> dict[str, Rule]:
                 raise RuntimeError(f"duplicate rule ID {rid} in {info.name}")
             found[rid] = Rule(rid, getattr(mod, "LEVEL", ERROR), inspect.getdoc(mod) or "", mod,
                               dict(getattr(mod, "OPTIONS", {})), getattr(mod, "SCOPE", "documents"),
-                              dict(getattr(mod, "ALIASES", {})))
+                              dict(getattr(mod, "ALIASES", {})), getattr(mod, "BASIS", ""),
+                              getattr(mod, "WHY", ""))
         clash = [a for r in found.values() for a in r.aliases if a in found]
         if clash:
             raise RuntimeError(f"alias {clash[0]} is also a rule ID")

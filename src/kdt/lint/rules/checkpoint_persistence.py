@@ -16,6 +16,9 @@ from ._util import d, lst
 
 ID = "checkpoint-persistence"
 LEVEL = WARNING
+BASIS = "risk"
+WHY = ("The job runs; whether a restart loses work depends on the restarts and on where the directory is "
+       "mounted at run time.")
 _ENV = re.compile(r"(CHECKPOINT|CKPT)", re.I)
 _FLAG = re.compile(r"^--(checkpoint[-_]?dir|ckpt[-_]?dir|checkpoint[-_]?path|save[-_]dir|output[-_]dir)(=(.*))?$")
 PERSISTENT = ("persistentVolumeClaim", "nfs", "csi", "ephemeral", "cephfs", "glusterfs", "azureFile", "iscsi")

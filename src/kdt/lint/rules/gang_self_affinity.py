@@ -28,6 +28,9 @@ from ._util import d, lst
 
 ID = "gang-self-affinity"
 LEVEL = WARNING
+BASIS = "risk"
+WHY = ("The job runs while the cluster has enough free domains; it half-starts only when it does not, which "
+       "the manifests cannot show.")
 
 
 def check(docs, ctx):

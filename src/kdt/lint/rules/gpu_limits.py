@@ -13,6 +13,9 @@ from ._util import d
 
 ID = "gpu-limits"
 LEVEL = ERROR
+BASIS = "rejected"
+WHY = ("The API server refuses a pod whose GPU request has no equal limit (validateResourceRequirements: "
+       "extended resources are not overcommitted).")
 
 
 def check(docs, ctx):

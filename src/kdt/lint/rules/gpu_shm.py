@@ -15,6 +15,8 @@ from ._util import d, lst
 
 ID = "gpu-shm"
 LEVEL = WARNING
+BASIS = "risk"
+WHY = ("64 MiB of /dev/shm is enough for some jobs: NCCL and DataLoader fail only when they need more.")
 
 
 def has_shm(ps: dict, c: dict) -> bool:

@@ -8,6 +8,8 @@ from ..pods import all_containers
 
 ID = "image-tag"
 LEVEL = WARNING
+BASIS = "policy"
+WHY = ("The image runs; pinning it is a reproducibility choice.")
 
 
 def tag_of(image: str) -> str | None:

@@ -21,6 +21,9 @@ from ._util import d, lst
 
 ID = "jobset-failure-policy"
 LEVEL = ERROR
+BASIS = "rejected"
+WHY = ("The JobSet webhook (and the CRD's enum) refuses the JobSet, or the runtime's JobSet when Trainer "
+       "creates it.")
 
 
 def _policies(docs):

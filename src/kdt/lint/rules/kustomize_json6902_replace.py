@@ -13,6 +13,8 @@ from ..kustomization import exists, layers, pointer, selects
 
 ID = "kustomize-json6902-replace"
 LEVEL = ERROR
+BASIS = "breaks"
+WHY = ("kustomize adds the value instead of failing: the patch silently does something else than it says.")
 SCOPE = "target"
 
 

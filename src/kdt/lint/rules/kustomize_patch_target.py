@@ -13,6 +13,8 @@ from ..kustomization import layers, selects, smp_target
 
 ID = "kustomize-patch-target"
 LEVEL = ERROR
+BASIS = "breaks"
+WHY = ("kustomize drops a patch that matches nothing without a word: the change never reaches the cluster.")
 SCOPE = "target"
 
 

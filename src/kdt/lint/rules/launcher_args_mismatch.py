@@ -18,6 +18,9 @@ from ._util import d
 
 ID = "launcher-args-mismatch"
 LEVEL = ERROR
+BASIS = "breaks"
+WHY = ("torchrun's flags win over the operator's env: the rendezvous waits for nodes that never come, or "
+       "processes start without a GPU.")
 
 
 def flags(cmd: list[str]) -> dict[str, str]:

@@ -38,6 +38,8 @@ from ._util import d, lst
 
 ID = "pod-env-size"
 LEVEL = ERROR
+BASIS = "breaks"
+WHY = ("execve refuses the process (E2BIG): the container never starts.")
 OPTIONS = {"stack_limit_bytes": 8 * 1024 * 1024}
 
 MAX_ARG_STRLEN = 32 * 4096          # include/uapi/linux/binfmts.h

@@ -19,6 +19,9 @@ from ._util import d, replica_specs
 
 ID = "pod-hostname-length"
 LEVEL = ERROR
+BASIS = "rejected"
+WHY = ("The API server refuses the pods whose hostname passes 63 characters: the operator cannot create "
+       "them.")
 MAX = 63
 
 

@@ -11,6 +11,8 @@ from ._util import d, pytorchjobs, replica_specs
 
 ID = "pytorchjob-backoff-never"
 LEVEL = WARNING
+BASIS = "risk"
+WHY = ("The job runs; the backoffLimit written has no effect, so the first failure ends it.")
 
 
 def check(docs, ctx):

@@ -13,6 +13,8 @@ from ._util import d, lst, pytorchjobs, replica_specs
 
 ID = "pytorchjob-container"
 LEVEL = ERROR
+BASIS = "rejected"
+WHY = ("The Training Operator's webhook refuses the PyTorchJob.")
 
 
 def check(docs, ctx):

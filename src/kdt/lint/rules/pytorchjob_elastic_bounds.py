@@ -12,6 +12,8 @@ from ._util import d, pytorchjobs, replica_specs
 
 ID = "pytorchjob-elastic-bounds"
 LEVEL = ERROR
+BASIS = "breaks"
+WHY = ("torchrun and the operator's HPA get an impossible range: the job cannot form.")
 
 
 def check(docs, ctx):

@@ -11,6 +11,8 @@ from ._util import pytorchjobs, replica_specs
 
 ID = "pytorchjob-elastic-worker"
 LEVEL = ERROR
+BASIS = "rejected"
+WHY = ("The Training Operator's webhook refuses the PyTorchJob.")
 
 
 def check(docs, ctx):

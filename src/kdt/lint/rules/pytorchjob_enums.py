@@ -9,6 +9,9 @@ from ._util import pytorchjobs
 
 ID = "pytorchjob-enums"
 LEVEL = ERROR
+BASIS = "breaks"
+WHY = ("No webhook refuses it: torchrun refuses an unknown rendezvous backend at start, and an unknown "
+       "cleanPodPolicy acts as All (pkg/controller.v1/common/job.go).")
 
 
 def check(docs, ctx):

@@ -9,6 +9,8 @@ from ._util import pytorchjobs
 
 ID = "pytorchjob-nproc-conflict"
 LEVEL = ERROR
+BASIS = "rejected"
+WHY = ("The Training Operator's webhook refuses the PyTorchJob.")
 
 
 def check(docs, ctx):

@@ -10,6 +10,8 @@ from ._util import pytorchjobs
 
 ID = "pytorchjob-nproc-deprecated"
 LEVEL = WARNING
+BASIS = "policy"
+WHY = ("The deprecated field still works; the webhook only warns.")
 
 
 def check(docs, ctx):

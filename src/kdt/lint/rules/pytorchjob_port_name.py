@@ -14,6 +14,8 @@ from ._util import d, lst, pytorchjobs, replica_specs
 
 ID = "pytorchjob-port-name"
 LEVEL = WARNING
+BASIS = "risk"
+WHY = ("The job runs on port 23456; it breaks only if the script or a Service relies on the custom port.")
 
 
 def check(docs, ctx):

@@ -12,6 +12,8 @@ from ._util import pytorchjobs
 
 ID = "pytorchjob-replica-types"
 LEVEL = ERROR
+BASIS = "rejected"
+WHY = ("The Training Operator's webhook refuses the PyTorchJob.")
 
 
 def check(docs, ctx):

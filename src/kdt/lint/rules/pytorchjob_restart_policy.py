@@ -8,6 +8,8 @@ from ._util import d, pytorchjobs, replica_specs
 
 ID = "pytorchjob-restart-policy"
 LEVEL = ERROR
+BASIS = "rejected"
+WHY = ("The API server refuses the pods the operator creates with an unknown restartPolicy.")
 
 
 def check(docs, ctx):

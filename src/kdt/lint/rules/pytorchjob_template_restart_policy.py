@@ -12,6 +12,8 @@ from ._util import d, pytorchjobs, replica_specs
 
 ID = "pytorchjob-template-restart-policy"
 LEVEL = WARNING
+BASIS = "risk"
+WHY = ("The job runs; the value written has no effect (the operator overwrites it).")
 
 
 def check(docs, ctx):

@@ -11,6 +11,8 @@ from ._util import d, pytorchjobs, replica_specs
 
 ID = "pytorchjob-worker-replicas"
 LEVEL = ERROR
+BASIS = "rejected"
+WHY = ("The Training Operator's webhook refuses the PyTorchJob.")
 
 
 def check(docs, ctx):

@@ -25,6 +25,8 @@ from ._util import d
 
 ID = "queue-label-placement"
 LEVEL = ERROR
+BASIS = "breaks"
+WHY = ("Kueue admits the job's pods one by one, or not the job at all: the gang it was queued for is lost.")
 _JOBS = (K.PYTORCHJOB, K.JOBSET, K.STATEFULSET, *K.RUNTIMES)
 
 

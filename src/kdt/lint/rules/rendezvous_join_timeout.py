@@ -38,6 +38,9 @@ from ._torchrun import launches_distributed, node_count, rdzv_backend, rdzv_sett
 
 ID = "rendezvous-join-timeout"
 LEVEL = WARNING
+BASIS = "risk"
+WHY = ("Whether every node arrives in time depends on the cluster's scheduling and image pulls, measured "
+       "here, not shown by the manifests.")
 OPTIONS = {"pod_start_allowance_seconds": 180}
 
 DEFAULT_TIMEOUT = 600          # torch: dynamic_rendezvous _DEFAULT_TIMEOUTS["join"], static _default_timeout_seconds

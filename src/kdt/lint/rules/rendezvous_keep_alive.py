@@ -31,6 +31,9 @@ from ._torchrun import launches_distributed, node_count, rdzv_backend, rdzv_sett
 
 ID = "rendezvous-keep-alive"
 LEVEL = WARNING
+BASIS = "risk"
+WHY = ("Whether heartbeats collide depends on the number of nodes and the store's load; measured, not "
+       "certain.")
 OPTIONS = {"min_nodes": 16}
 
 DEFAULT_INTERVAL, DEFAULT_ATTEMPTS = 5, 3      # torch create_handler

@@ -12,6 +12,8 @@ from ._util import d
 
 ID = "resource-requests"
 LEVEL = WARNING
+BASIS = "risk"
+WHY = ("The pod runs; without requests it is packed onto busy nodes and evicted first under memory pressure.")
 
 
 def check(docs, ctx):

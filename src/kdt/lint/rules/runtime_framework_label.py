@@ -12,6 +12,8 @@ from ._util import runtimes
 
 ID = "runtime-framework-label"
 LEVEL = WARNING
+BASIS = "policy"
+WHY = ("The runtime works; the label only makes it visible to the SDK's runtime list.")
 
 
 def check(docs, ctx):

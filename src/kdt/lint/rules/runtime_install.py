@@ -12,6 +12,8 @@ from ..pods import all_containers, command_line
 
 ID = "runtime-install"
 LEVEL = WARNING
+BASIS = "policy"
+WHY = ("The job runs; installing at start-up is a reproducibility and start-time choice.")
 OPTIONS = {"patterns": [r"\bgit\s+clone\b", r"\bpip3?\s+install\b", r"\buv\s+pip\s+install\b",
                         r"\bpython3?\s+-m\s+pip\s+install\b", r"\bconda\s+install\b"]}
 

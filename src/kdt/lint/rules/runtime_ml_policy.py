@@ -10,6 +10,8 @@ from ._util import d, runtimes
 
 ID = "runtime-ml-policy"
 LEVEL = ERROR
+BASIS = "rejected"
+WHY = ("The runtime CRD's CEL rule refuses more than one policy; with none the launcher env is missing.")
 
 
 def check(docs, ctx):

@@ -12,6 +12,8 @@ from ._util import runtimes
 
 ID = "runtime-no-failure-policy"
 LEVEL = WARNING
+BASIS = "policy"
+WHY = ("The job runs; retrying failed Jobs is a fault-tolerance choice.")
 
 
 def check(docs, ctx):

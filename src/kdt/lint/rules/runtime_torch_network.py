@@ -13,6 +13,8 @@ from ._util import is_torch_runtime, runtimes
 
 ID = "runtime-torch-network"
 LEVEL = ERROR
+BASIS = "breaks"
+WHY = ("PET_MASTER_ADDR does not resolve: the workers never find node 0.")
 
 
 def check(docs, ctx):

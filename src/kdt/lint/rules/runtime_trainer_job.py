@@ -19,6 +19,8 @@ from ._util import d, is_torch_runtime, lst, runtimes
 
 ID = "runtime-trainer-job"
 LEVEL = ERROR
+BASIS = "rejected"
+WHY = ("The runtime webhook refuses it, or the torch plugin finds no trainer job or container to configure.")
 
 
 def check(docs, ctx):

@@ -24,6 +24,8 @@ from ._util import runtimes
 
 ID = "runtime-ttl-failure-policy"
 LEVEL = WARNING
+BASIS = "risk"
+WHY = ("The job runs; the retry loop or the rerun happens only when the TTL deletes a finished JobSet.")
 
 
 def check(docs, ctx):

@@ -18,6 +18,8 @@ from ._util import d, replica_specs
 
 ID = "scheduling-min-available"
 LEVEL = WARNING
+BASIS = "risk"
+WHY = ("The job starts when the cluster has room for all of it; the half-start happens only when it has not.")
 
 
 def check(docs, ctx):

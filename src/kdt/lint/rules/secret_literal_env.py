@@ -7,12 +7,15 @@ read the job. Use `valueFrom.secretKeyRef` (or envFrom a Secret).
 """
 import re
 
-from ...findings import ERROR
+from ...findings import WARNING
 from ..pods import all_containers
 from ._util import d, lst
 
 ID = "secret-literal-env"
-LEVEL = ERROR
+LEVEL = WARNING
+BASIS = "policy"
+WHY = ("The job runs as written; keeping a secret out of the manifest is a security choice (make it an error "
+       "in .kdt-lint.yaml).")
 OPTIONS = {"name_pattern": r"(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIALS?)$",
            "allow_values": ["", "true", "false"]}
 

@@ -18,6 +18,9 @@ from ._torchrun import launches_distributed
 
 ID = "statefulset-ordered-ready"
 LEVEL = WARNING
+BASIS = "risk"
+WHY = ("OrderedReady deadlocks only when readiness waits for the rendezvous; otherwise pods start one by "
+       "one.")
 
 
 def check(docs, ctx):

@@ -15,6 +15,8 @@ from ._util import d, lst
 
 ID = "statefulset-rdzv-address"
 LEVEL = ERROR
+BASIS = "breaks"
+WHY = ("Each rank may resolve a different pod as master: the rendezvous splits or hangs.")
 _ENV = ("MASTER_ADDR", "PET_MASTER_ADDR", "PET_RDZV_ENDPOINT", "RDZV_ENDPOINT")
 _FLAGS = ("--master_addr", "--master-addr", "--rdzv_endpoint", "--rdzv-endpoint")
 

@@ -18,6 +18,8 @@ from ._tf import env_sites
 
 ID = "tf-config-address"
 LEVEL = ERROR
+BASIS = "breaks"
+WHY = ("TensorFlow fails at start-up, or a worker is unreachable.")
 
 
 def check(docs, ctx):

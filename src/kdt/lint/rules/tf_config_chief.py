@@ -22,6 +22,8 @@ from ._tf import env_of, env_sites
 
 ID = "tf-config-chief"
 LEVEL = ERROR
+BASIS = "breaks"
+WHY = ("The tasks disagree on who is in the cluster: the job hangs or starts two tasks on one port.")
 
 
 def check(docs, ctx):

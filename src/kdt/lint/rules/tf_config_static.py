@@ -18,6 +18,8 @@ from ._tf import env_sites, runtime_env_path, trainjob_views
 
 ID = "tf-config-static"
 LEVEL = ERROR
+BASIS = "breaks"
+WHY = ("Every pod claims the same task: the job hangs or trains as one worker.")
 
 
 def check(docs, ctx):

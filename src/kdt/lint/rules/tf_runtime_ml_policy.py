@@ -19,6 +19,8 @@ from ._util import d, runtimes
 
 ID = "tf-runtime-ml-policy"
 LEVEL = WARNING
+BASIS = "risk"
+WHY = ("The job may start; the torch or MPI settings then mean something else than they say.")
 
 
 def check(docs, ctx):

@@ -20,6 +20,9 @@ from ._util import d
 
 ID = "tf-worker-count"
 LEVEL = ERROR
+BASIS = "breaks"
+WHY = ("MultiWorkerMirroredStrategy waits forever for a missing worker, or pods past the count have no "
+       "place.")
 
 
 def _counts(container: dict):

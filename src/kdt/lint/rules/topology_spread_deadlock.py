@@ -36,6 +36,8 @@ from ._util import d, lst, trainjobs
 
 ID = "topology-spread-deadlock"
 LEVEL = ERROR
+BASIS = "breaks"
+WHY = ("The scheduler can place at most maxSkew of the job's pods, ever: the job never starts whole.")
 
 
 def _pin(ps: dict, key: str) -> tuple[str, str] | None:

@@ -28,6 +28,8 @@ from ._util import d
 
 ID = "torchrun-restart-store"
 LEVEL = WARNING
+BASIS = "risk"
+WHY = ("A restarted group may hang (2 of 5 trials measured); the first run is unaffected.")
 OPTIONS = {"images_with_setting": [versions.IMAGE_REPOSITORY]}
 VAR = "TORCH_DISABLE_SHARE_RDZV_TCP_STORE"
 SHARED_STORE_SINCE = (2, 5)   # pytorch/pytorch#128096: use_agent_store on by default from torch 2.5

@@ -27,6 +27,8 @@ from ._util import d
 
 ID = "torchrun-static-restart"
 LEVEL = WARNING
+BASIS = "risk"
+WHY = ("The first run works; an in-place restart may hang when the nodes' restart counts diverge.")
 
 
 def check(docs, ctx):

@@ -15,6 +15,8 @@ from ._util import trainjobs
 
 ID = "trainer-version-fields"
 LEVEL = ERROR
+BASIS = "rejected"
+WHY = ("The API server refuses or prunes fields of the other release: the override does nothing.")
 
 
 def check(docs, ctx):

@@ -17,6 +17,8 @@ from ._util import d, lst, trainjobs
 
 ID = "trainjob-name-length"
 LEVEL = ERROR
+BASIS = "rejected"
+WHY = ("The JobSet webhook refuses the JobSet Trainer creates: the TrainJob never starts.")
 
 
 def _longest(name, rjobs, nodes):

@@ -16,6 +16,8 @@ from .trainjob_override_targets import overrides
 
 ID = "trainjob-override-env"
 LEVEL = ERROR
+BASIS = "rejected"
+WHY = ("The TrainJob webhook refuses the TrainJob.")
 
 
 def check(docs, ctx):

@@ -17,6 +17,8 @@ from ._util import d, lst, trainjobs
 
 ID = "trainjob-override-targets"
 LEVEL = ERROR
+BASIS = "breaks"
+WHY = ("Trainer drops an override of a missing job or container without a word.")
 
 
 def overrides(job):

@@ -14,6 +14,8 @@ from ._util import d, lst, trainjobs
 
 ID = "trainjob-reserved-env"
 LEVEL = ERROR
+BASIS = "rejected"
+WHY = ("The TrainJob webhook refuses the TrainJob.")
 
 
 def check(docs, ctx):

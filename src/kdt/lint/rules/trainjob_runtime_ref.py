@@ -17,6 +17,9 @@ from ._util import d, runtimes, trainjobs
 
 ID = "trainjob-runtime-ref"
 LEVEL = ERROR
+BASIS = "breaks"
+WHY = ("A runtime of the wrong kind is never found: the TrainJob never starts (a name the run lacks is a "
+       "warning: it may be installed).")
 
 
 def check(docs, ctx):
