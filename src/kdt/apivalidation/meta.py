@@ -21,7 +21,8 @@ k8s.io/apimachinery pkg/api/validation/objectmeta.go ValidateObjectMetaAccessor
 from __future__ import annotations
 
 from . import formats as F
-from .checker import Report, d, dns1123_label, label_key, label_value, lst, quote
+from .checker import (Report, d, dns1035_label, dns1123_label, dns1123_subdomain, label_key, label_value, lst,
+                      quote)
 
 RULE_NAME = "api-name"
 RULE_LABELS = "api-labels"
@@ -29,6 +30,7 @@ RULE_ANNOTATIONS = "api-annotations"
 
 SUBDOMAIN, LABEL, DNS1035 = "DNS-1123 subdomain", "DNS-1123 label", "DNS-1035 label"
 _NAME_FN = {SUBDOMAIN: F.name_is_dns_subdomain, LABEL: F.name_is_dns_label, DNS1035: F.name_is_dns1035_label}
+_NAME_CHECK = {SUBDOMAIN: dns1123_subdomain, LABEL: dns1123_label, DNS1035: dns1035_label}   # names: memoized
 
 # (API group, kind) -> the name rule of that kind's Validate function, and whether it is namespaced.
 # Kinds not listed keep their names unjudged (RBAC names are path segments, a CRD's is <plural>.<group>).
