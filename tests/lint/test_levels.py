@@ -9,7 +9,8 @@ from kdt import targets as T
 from kdt import versions
 from kdt.documents import load_paths
 from kdt.lint import config as C
-from kdt.lint import lint_documents, lint_target, rules
+from kdt.lint import all_rules as rules
+from kdt.lint import lint_documents, lint_target
 from kdt.lint.engine import BASES, ERROR_BASES
 from kdt.paths import ROOT
 

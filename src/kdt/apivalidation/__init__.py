@@ -13,7 +13,8 @@ rules a training job meets, one module per area:
 - meta.py: object names per kind, generateName, namespaces, labels, annotations, selectors;
 - pods.py: pod specs: containers, ports, env, volumes, probes, lifecycle, resources;
 - workloads.py: Job, CronJob, StatefulSet and the controllers, and the pod templates
-  of PyTorchJob, JobSet and (Cluster)TrainingRuntime, TrainJob's trainer;
+  every operator kind declares to the registry (kdt.kinds: PyTorchJob and the other
+  Training Operator jobs, JobSet, the runtimes) and TrainJob's trainer;
 - objects.py: Service, PersistentVolumeClaim, ConfigMap, Secret.
 
 Each finding is an error with a rule of RULES (`api-<area>`), located at the
@@ -25,6 +26,7 @@ test tables; tests/validate/test_apivalidation.py has a fixture per rule.
 """
 from __future__ import annotations
 
+from .. import kinds as K
 from ..documents import Document
 from ..errors import MALFORMED
 from ..findings import Finding
@@ -71,24 +73,26 @@ RULES = {
                    "type (ValidateConfigMap, ValidateSecret).",
 }
 
-_CORE_KINDS = {
-    ("", "Pod"): W.pod,
-    ("", "Service"): O.service,
-    ("", "PersistentVolumeClaim"): O.pvc,
-    ("", "ConfigMap"): O.configmap,
-    ("", "Secret"): O.secret,
-    ("batch", "Job"): W.job,
-    ("batch", "CronJob"): W.cronjob,
-    ("apps", "Deployment"): lambda r: W.controller(r, "Deployment"),
-    ("apps", "ReplicaSet"): lambda r: W.controller(r, "ReplicaSet"),
-    ("apps", "DaemonSet"): lambda r: W.controller(r, "DaemonSet"),
-    ("apps", "StatefulSet"): lambda r: W.controller(r, "StatefulSet"),
-    ("kubeflow.org", "PyTorchJob"): lambda r: W.operator_templates(r, runtime=False),
-    ("jobset.x-k8s.io", "JobSet"): lambda r: W.operator_templates(r, runtime=False),
-    ("trainer.kubeflow.org", "ClusterTrainingRuntime"): lambda r: W.operator_templates(r, runtime=True),
-    ("trainer.kubeflow.org", "TrainingRuntime"): lambda r: W.operator_templates(r, runtime=True),
-    ("trainer.kubeflow.org", "TrainJob"): W.trainjob,
+
+def _controller(kind: str, statefulset: bool = False):
+    return lambda r: W.controller(r, kind, statefulset)
+
+
+# The checks of the built-in kinds, by the registered kind (kdt.kinds) they apply to.
+_BUILTIN = {
+    K.POD: W.pod,
+    K.SERVICE: O.service,
+    K.lookup("", "PersistentVolumeClaim"): O.pvc,
+    K.CONFIGMAP: O.configmap,
+    K.SECRET: O.secret,
+    K.lookup("batch", "Job"): W.job,
+    K.lookup("batch", "CronJob"): W.cronjob,
+    K.lookup("apps", "Deployment"): _controller("Deployment"),
+    K.lookup("apps", "ReplicaSet"): _controller("ReplicaSet"),
+    K.lookup("apps", "DaemonSet"): _controller("DaemonSet"),
+    K.STATEFULSET: _controller("StatefulSet", statefulset=True),
 }
+_OPERATOR_ROLES = (K.JOB, K.RUNTIME)
 _options: dict[str, Options] = {}
 
 
@@ -114,9 +118,15 @@ def check(doc: Document, kubernetes_version: str, custom: bool = False) -> list[
     r = Report(doc, _options.get(kubernetes_version) or options(kubernetes_version))
     try:
         M.check(r, group, kind, custom)
-        fn = _CORE_KINDS.get((group, kind))
-        if fn is not None:
-            fn(r)
+        k = K.of(doc)
+        if k is not None:
+            builtin = _BUILTIN.get(k)
+            if builtin is not None:
+                builtin(r)
+            elif k.role in _OPERATOR_ROLES:
+                W.operator_templates(r, k, runtime=k.role == K.RUNTIME)
+                for path, c in k.extra_containers(doc):
+                    W.extra_container(r, tuple(path), c)
     except MALFORMED:
         # A shape no check expected (the schema findings say what is wrong): what was found so far stands.
         pass

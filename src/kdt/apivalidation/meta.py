@@ -55,9 +55,6 @@ NAME_RULES: dict[tuple[str, str], tuple[str, bool]] = {
     ("batch", "Job"): (SUBDOMAIN, True),
     ("batch", "CronJob"): (SUBDOMAIN, True),
 }
-# batch/validation.go ValidateCronJobCreate: the controller appends an 11-character suffix to the
-# name of each Job it creates, whose name is at most 63 characters.
-CRONJOB_NAME_MAX = F.DNS1035_LABEL_MAX - 11
 # k8s.io/apiserver pkg/storage/names/generate.go: maxNameLength 63, randomLength 5, and the alphabet
 # of utilrand.String (k8s.io/apimachinery pkg/util/rand).
 GENERATED_PREFIX_MAX = 63 - 5
@@ -106,10 +103,6 @@ def check(r: Report, group: str, kind: str, custom: bool) -> None:
             if not wrong:
                 for m in fn(name, False):
                     r.err(RULE_NAME, where, f"Invalid value: {quote(name)} (the name generated from it): {m}")
-        if name is not None and (group, kind) == ("batch", "CronJob") and F.blen(name) > CRONJOB_NAME_MAX:
-            where = ("metadata", "name") if name is meta.get("name") else ("metadata", "generateName")
-            r.err(RULE_NAME, where, f"Invalid value: {quote(name)}: must be no more than {CRONJOB_NAME_MAX} "
-                                    "characters")
         ns = meta.get("namespace")
         if namespaced is not False and isinstance(ns, str) and ns:
             wrong = dns1123_label(ns)

@@ -31,6 +31,7 @@ spec.trainer becomes the `node` container (its env and resourcesPerNode).
 """
 from __future__ import annotations
 
+from ..operators import jobset as JS
 from . import meta as M
 from . import objects as O
 from . import pods as P
@@ -245,7 +246,17 @@ def job(r: Report) -> None:
                                    f"label: {host}")
 
 
+# batch/validation.go ValidateCronJobCreate: the controller appends an 11-character suffix to the
+# name of each Job it creates, whose name is at most 63 characters.
+CRONJOB_NAME_MAX = 63 - 11
+
+
 def cronjob(r: Report) -> None:
+    meta = d(r.doc.data.get("metadata"))
+    name = M.generated_name(meta)
+    if name is not None and len(name) > CRONJOB_NAME_MAX:
+        where = ("metadata", "name") if name is meta.get("name") else ("metadata", "generateName")
+        r.err(M.RULE_NAME, where, f"Invalid value: {quote(name)}: must be no more than {CRONJOB_NAME_MAX} characters")
     spec = d(r.doc.data.get("spec"))
     policy = spec.get("concurrencyPolicy")
     if isinstance(policy, str) and policy not in ("Allow", "Forbid", "Replace"):
@@ -271,8 +282,9 @@ def cronjob(r: Report) -> None:
 _ALWAYS_POD = P.PodOptions(restart_allowed=("Always",), restart_why=" (its controller restarts pods itself)")
 
 
-def controller(r: Report, kind: str) -> None:
-    """Deployment, ReplicaSet, DaemonSet, StatefulSet: selector, template, restart policy."""
+def controller(r: Report, kind: str, statefulset: bool = False) -> None:
+    """Deployment, ReplicaSet, DaemonSet, StatefulSet (`kind` names it in messages): selector, template,
+    restart policy; a StatefulSet's own fields and claim templates."""
     spec = r.doc.data.get("spec")
     if not isinstance(spec, dict):
         return
@@ -289,7 +301,7 @@ def controller(r: Report, kind: str) -> None:
         r.err(RULE_WORKLOAD, ("spec", "template", "spec", "activeDeadlineSeconds"),
               f"Forbidden: activeDeadlineSeconds in {kind} is not Supported")
     claims: frozenset = frozenset()
-    if kind == "StatefulSet":
+    if statefulset:
         claims = _statefulset(r, spec)
     if tmpl:
         P.template(r, tmpl, ("spec", "template"), P.PodOptions(restart_allowed=("Always",), claim_volumes=claims,
@@ -340,12 +352,12 @@ def pod(r: Report) -> None:
 
 # Operator kinds --------------------------------------------------------------------------------
 
-_PYTORCHJOB_POD = P.PodOptions(check_restart=False, image_required=False)
-# The JobSet webhook's defaults of each replicated job (jobset_webhook.go Default).
-JOBSET_JOB_DEFAULTS = {"completionMode": "Indexed"}
-_JOBSET_POD = P.PodOptions(restart_default="OnFailure", restart_allowed=("OnFailure", "Never"),
+_OPERATOR_POD = P.PodOptions(check_restart=False, image_required=False)
+# The JobSet webhook's defaults of each replicated job (kdt.operators.jobset).
+JOBSET_JOB_DEFAULTS = {"completionMode": JS.DEFAULT_COMPLETION_MODE}
+_JOBSET_POD = P.PodOptions(restart_default=JS.DEFAULT_POD_RESTART_POLICY, restart_allowed=("OnFailure", "Never"),
                            restart_why=" (JobSet creates a Job of each replicated job)")
-_RUNTIME_POD = P.PodOptions(restart_default="OnFailure", restart_allowed=("OnFailure", "Never"),
+_RUNTIME_POD = P.PodOptions(restart_default=JS.DEFAULT_POD_RESTART_POLICY, restart_allowed=("OnFailure", "Never"),
                             restart_why=" (Trainer creates a JobSet, and it a Job, of each replicated job)",
                             image_required=False, mounts_resolve=False)
 
@@ -361,21 +373,24 @@ def _at(data, path: tuple):
     return data
 
 
-def operator_templates(r: Report, runtime: bool) -> None:
-    """PyTorchJob replicas, JobSet and runtime replicated jobs, located by kdt.lint.pods.pod_templates."""
-    global _pod_templates
-    if _pod_templates is None:                  # kdt.lint loads on the first operator kind met
-        from ..lint.pods import pod_templates as _pod_templates
+def _replicated_job(path: tuple) -> bool:
+    """Whether a pod template sits in a JobSet's replicated job (`...replicatedJobs[i].template.spec.template.spec`,
+    a JobSet's or a runtime's): then its Job template is what the JobSet creates."""
+    return len(path) >= 6 and path[-6] == "replicatedJobs" and isinstance(path[-5], int)
+
+
+def operator_templates(r: Report, kind, runtime: bool) -> None:
+    """The pod templates an operator kind declares to the registry (kdt.kinds): a JobSet's or a runtime's
+    replicated jobs are Job templates after the JobSet webhook's defaults; the Training Operator's replica
+    templates are pods whose restartPolicy it writes (and whose images its lint rule checks)."""
     doc = r.doc
-    pytorchjob = doc.data.get("kind") == "PyTorchJob"
-    for pt in _pod_templates(doc):
+    for pt in kind.pod_templates(doc):
         path = tuple(pt.path)
-        if pytorchjob:
+        if not _replicated_job(path):
             tmpl = _at(doc.data, path[:-1])
             if isinstance(tmpl, dict):
-                P.template(r, tmpl, path[:-1], _PYTORCHJOB_POD)
+                P.template(r, tmpl, path[:-1], _OPERATOR_POD)
             continue
-        # JobSet and runtimes: path is <...>.replicatedJobs[i].template.spec.template.spec
         job_tmpl_path = path[:-3]
         jt = _at(doc.data, job_tmpl_path)
         if not isinstance(jt, dict):
@@ -387,10 +402,10 @@ def operator_templates(r: Report, runtime: bool) -> None:
                      pod=_RUNTIME_POD if runtime else _JOBSET_POD, counts=not runtime)
 
 
-_pod_templates = None
-
-
-def trainjob(r: Report) -> None:
-    trainer = d(d(r.doc.data.get("spec")).get("trainer"))
-    P.env(r, trainer.get("env"), ("spec", "trainer", "env"))
-    P.resources(r, trainer.get("resourcesPerNode"), ("spec", "trainer", "resourcesPerNode"))
+def extra_container(r: Report, path: tuple, c: dict) -> None:
+    """A container-like field outside pod templates (TrainJob's spec.trainer, the `node` container): its env
+    and its resources (resourcesPerNode)."""
+    P.env(r, c.get("env"), path + ("env",))
+    for key in ("resources", "resourcesPerNode"):
+        if key in c:
+            P.resources(r, c.get(key), path + (key,))

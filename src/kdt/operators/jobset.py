@@ -155,8 +155,9 @@ ENV_COMPLETION_INDEX = "JOB_COMPLETION_INDEX"
 # counts as a failure too).
 JOB_DEFAULT_BACKOFF_LIMIT = 6
 # pkg/webhooks/jobset_webhook.go Default(): a replicated job's pod template without restartPolicy
-# gets OnFailure (a Job refuses Always).
+# gets OnFailure (a Job refuses Always), and a Job template without completionMode is Indexed.
 DEFAULT_POD_RESTART_POLICY = "OnFailure"
+DEFAULT_COMPLETION_MODE = "Indexed"
 JOB_FAILED_REASON = "BackoffLimitExceeded"
 # api/jobset/v1alpha2/jobset_types.go FailurePolicy.MaxRestarts (default 0) and
 # pkg/controllers/failure_policy.go: a restart that counts toward the maximum is refused once the restarts

@@ -184,7 +184,7 @@ def pools_of(docs) -> list[Pool]:
     for doc in docs:
         if not K.CRD.matches(doc) or not isinstance(doc.data, dict):
             continue
-        beta = doc.api_version == f"{GROUP}/v1beta1"
+        beta = doc.api_version == f"{K.CRD.group}/v1beta1"
         spec = doc.data.get("spec") if isinstance(doc.data.get("spec"), dict) else {}
         group = spec.get("group")
         kind = (spec.get("names") or {}).get("kind") if isinstance(spec.get("names"), dict) else None
