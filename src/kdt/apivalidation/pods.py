@@ -360,27 +360,28 @@ _CONTAINER_FIELDS = {
 _HANDLER_KEYS = ("lifecycle", "livenessProbe", "readinessProbe", "startupProbe")
 
 
+_CONTAINER_KEYS = {
+    "name": lambda r, c, path, k, v, volumes, o: _container_name(r, c, path, k, v),
+    "env": lambda r, c, path, k, v, volumes, o: env(r, v, path + (k,)),
+    "resources": lambda r, c, path, k, v, volumes, o: resources(r, v, path + (k,)),
+    "ports": lambda r, c, path, k, v, volumes, o: ports(r, v, path + (k,)),
+    "volumeMounts": lambda r, c, path, k, v, volumes, o: _mounts(r, v, path + (k,), volumes, o),
+    **{k: (lambda check: lambda r, c, path, k, v, volumes, o: check(r, c, path, k, v))(check)
+       for k, check in _CONTAINER_FIELDS.items()},
+}
+
+
 def _container(r: Report, c: dict, spec_path: tuple, key: str, i: int, volumes, o: PodOptions, init: bool,
                grace: int) -> None:
     path = spec_path + (key, i)
     handlers = False
+    get = _CONTAINER_KEYS.get
     for k, v in c.items():
-        if k == "name":
-            _container_name(r, c, path, k, v)
-        elif k == "env":
-            env(r, v, path + (k,))
-        elif k == "resources":
-            resources(r, v, path + (k,))
-        elif k == "ports":
-            ports(r, v, path + (k,))
-        elif k == "volumeMounts":
-            _mounts(r, v, path + (k,), volumes, o)
+        check = get(k)
+        if check is not None:
+            check(r, c, path, k, v, volumes, o)
         elif k in _HANDLER_KEYS:
             handlers = handlers or v is not None
-        else:
-            check = _CONTAINER_FIELDS.get(k)
-            if check is not None:
-                check(r, c, path, k, v)
     if o.image_required and not c.get("image"):
         r.err(RULE_CONTAINER, path + ("image",), "Required value: a container needs an image")
     rp = c.get("restartPolicy")
@@ -688,46 +689,50 @@ def _resource(name: str) -> tuple:
     return got
 
 
+def _amounts(r: Report, listed: dict, path: tuple, section: str, flags: list) -> dict:
+    """The readable amounts of one section (limits, requests) by resource name; what is wrong reported.
+    `flags`: [cpu or memory seen, huge pages seen]."""
+    out = {}
+    for name, qty in listed.items():
+        if name.__class__ is not str:
+            continue
+        errors, extended, _, page = _resource(name)
+        v = Q.read(qty)
+        whole = v.__class__ is int
+        if errors or page or not whole and (extended or not isinstance(v, Fraction)) or v < 0:
+            _resource_errors(r, path + (section, name), qty, v, errors, extended, page, name)
+            if not (whole or isinstance(v, Fraction)):
+                continue
+        out[name] = v
+        if name == "cpu" or name == "memory":
+            flags[0] = True
+        elif page is not None or name.startswith(HUGEPAGES):
+            flags[1] = True
+    return out
+
+
 def resources(r: Report, value, path: tuple) -> None:
     """ResourceRequirements of a container (or of TrainJob's resourcesPerNode)."""
-    if not isinstance(value, dict):
+    if value.__class__ is not dict:
         return
     limits, requests = value.get("limits"), value.get("requests")
-    limits = limits if isinstance(limits, dict) else {}
-    requests = requests if isinstance(requests, dict) else {}
-    got: dict = {}
-    cpu_or_memory = huge = False
-    for section, listed in (("limits", limits), ("requests", requests)):
-        for name, qty in listed.items():
-            if not isinstance(name, str):
-                continue
-            errors, extended, overcommit, page = _resource(name)
-            v = Q.read(qty)
-            whole = v.__class__ is int
-            if errors or not (whole or isinstance(v, Fraction)) or v < 0 or (extended and not whole) or page:
-                _resource_errors(r, path + (section, name), qty, v, errors, extended, page, name)
-                if not (whole or isinstance(v, Fraction)):
-                    continue
-            got[(section, name)] = v
-            cpu_or_memory = cpu_or_memory or name in ("cpu", "memory")
-            huge = huge or name.startswith(HUGEPAGES)
-    for name in requests:
-        v = got.get(("requests", name))
-        if v is None:
-            continue
-        overcommit = _resource(name)[2]
-        limit = got.get(("limits", name))
-        if limit is not None:
-            if v != limit and not overcommit:
-                r.err(RULE_RESOURCES, path + ("requests", name), f"Invalid value: must be equal to {name} limit of "
-                                                                 f"{limits.get(name)}")
-            elif v > limit:
-                r.err(RULE_RESOURCES, path + ("requests", name), f"Invalid value: must be less than or equal to {name} "
-                                                                 f"limit of {limits.get(name)}")
-        elif not overcommit and name not in limits:
-            r.err(RULE_RESOURCES, path + ("limits",), f"Required value: Limit must be set for non overcommitable "
-                                                      f"resources ({name})")
-    if huge and not cpu_or_memory:
+    flags = [False, False]
+    lim = _amounts(r, limits, path, "limits", flags) if limits.__class__ is dict else {}
+    if requests.__class__ is dict:
+        for name, v in _amounts(r, requests, path, "requests", flags).items():
+            overcommit = _resource(name)[2]
+            limit = lim.get(name)
+            if limit is not None:
+                if v != limit and not overcommit:
+                    r.err(RULE_RESOURCES, path + ("requests", name), f"Invalid value: must be equal to {name} limit "
+                                                                     f"of {limits.get(name)}")
+                elif v > limit:
+                    r.err(RULE_RESOURCES, path + ("requests", name), f"Invalid value: must be less than or equal to "
+                                                                     f"{name} limit of {limits.get(name)}")
+            elif not overcommit and name not in (limits if limits.__class__ is dict else {}):
+                r.err(RULE_RESOURCES, path + ("limits",), f"Required value: Limit must be set for non overcommitable "
+                                                          f"resources ({name})")
+    if flags[1] and not flags[0]:
         r.err(RULE_RESOURCES, path, "Forbidden: HugePages require cpu or memory")
 
 
