@@ -36,9 +36,11 @@ def test_hooks_block_a_broken_manifest_and_pass_a_fixed_one(tmp_path):
     assert bad.returncode != 0, out
     assert "kdt validate" in out and "Failed" in out
     assert ".pre-commit-config.yaml" not in out     # a config file among the manifests is not judged
-    # job.yaml is a resource of apps/train's kustomization: the file named is read as itself (#34)
-    assert ("apps/train/job.yaml:8:7: error [schema] PyTorchJob/demo spec.pytorchReplicaSpecs.Worker.replica: "
+    # job.yaml, a resource of apps/train's kustomization, is read as itself (#34); the kustomization.yaml of the
+    # first commit is checked as the kustomization's output (the rendered object's own line numbers)
+    assert ("apps/train/job.yaml:9:7: error [schema] PyTorchJob/demo spec.pytorchReplicaSpecs.Worker.replica: "
             "unknown field 'replica' (did you mean 'replicas'?) (doc 0)") in out, out[-3000:]
+    assert "apps/train (rendered):8:7: error [schema] PyTorchJob/demo" in out, out[-3000:]
     job.write_text(job.read_text().replace("\n      replica: 3", ""))
     git(repo, "add", "-A")
     good = subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "good"],
