@@ -47,12 +47,11 @@ def render() -> str:
     ]
     for r in rs:
         summary = r.summary.replace("|", "\\|")
-        lines.append(f"| [`{r.id}`](#{r.id}) | {r.level} | {r.basis or '(not stated yet)'} | {summary} |")
+        lines.append(f"| [`{r.id}`](#{r.id}) | {r.level} | {r.basis} | {summary} |")
     for r in rs:
         body = r.doc.strip().splitlines()
-        level = f"Level: **{r.level}**" + (" (kustomization sources)" if r.scope == "target" else "")
-        if r.basis:
-            level += f", {r.basis}: {r.why}"
+        level = (f"Level: **{r.level}**" + (" (kustomization sources)" if r.scope == "target" else "")
+                 + f", {r.basis}: {r.why}")
         lines += ["", f"## {r.id}", "", level, ""]
         lines += body
         if r.options:

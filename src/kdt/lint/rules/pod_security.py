@@ -60,6 +60,9 @@ from ._util import d, lst
 
 ID = "pod-security"
 LEVEL = ERROR
+BASIS = "rejected"
+WHY = ("A namespace that enforces a Pod Security level has the API server refuse the pods that fail it (error); "
+       "failing only the configured profile, where no Namespace of the run enforces it, is a policy choice (warning).")
 OPTIONS = {"profile": PS.RESTRICTED, "version": ""}
 
 # The rules this one replaced, each naming the control(s) it checked.
