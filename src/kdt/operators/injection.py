@@ -12,8 +12,8 @@ from . import training_operator_v1 as TO1
 
 # ---------------------------------------------------------------- Training Operator v1
 # pkg/controller.v1/pytorch/envvar.go setPodEnv (v1.8.1, v1.9.4): appended first to
-# every container, with this value.
-V1_PYTHONUNBUFFERED = ("PYTHONUNBUFFERED", "0")
+# every container, with this value ("Set PYTHONUNBUFFERED to true, to disable output buffering").
+V1_PYTHONUNBUFFERED = ("PYTHONUNBUFFERED", "1")
 # pkg/apis/kubeflow.org/v1/pytorch_defaults.go DefaultNprocPerNode, set by
 # setDefaultNprocPerNode when neither spec.nprocPerNode nor elasticPolicy.nProcPerNode is set.
 V1_DEFAULT_NPROC_PER_NODE = "auto"

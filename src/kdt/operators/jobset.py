@@ -90,14 +90,28 @@ def admission_defaults(data: dict) -> dict:
     'failurePolicyRuleN'"), so a missing name is no error on a JobSet. Runtimes
     embed the same type but no webhook defaults it there: their rules need names.
     """
-    rules = (((data.get("spec") or {}).get("failurePolicy") or {}).get("rules")) if isinstance(data, dict) else None
-    if not isinstance(rules, list) or all(not isinstance(r, dict) or r.get("name") for r in rules):
+    spec = data.get("spec") if isinstance(data, dict) else None
+    if not isinstance(spec, dict) or not _unnamed_rules(spec):
         return data
     out = copy.deepcopy(data)
-    for i, r in enumerate(out["spec"]["failurePolicy"]["rules"]):
-        if isinstance(r, dict) and not r.get("name"):
-            r["name"] = f"failurePolicyRule{i}"
+    _name_rules(out["spec"])
     return out
+
+
+def _unnamed_rules(spec: dict) -> list[int]:
+    rules = spec.get("failurePolicy", {}).get("rules") if isinstance(spec.get("failurePolicy"), dict) else None
+    return [i for i, r in enumerate(rules if isinstance(rules, list) else []) if isinstance(r, dict) and not r.get("name")]
+
+
+def _name_rules(spec: dict) -> list[tuple[tuple, str]]:
+    """Default(): each unnamed failure-policy rule named `failurePolicyRule<i>`; (path, name) of each."""
+    out = []
+    for i in _unnamed_rules(spec):
+        name = spec["failurePolicy"]["rules"][i]["name"] = f"failurePolicyRule{i}"
+        out.append((("failurePolicy", "rules", i, "name"), name))
+    return out
+
+
 # pkg/webhooks/jobset_webhook.go validOnJobFailureReasons (batch/v1 Job condition reasons).
 FAILURE_REASONS = ("BackoffLimitExceeded", "DeadlineExceeded", "FailedIndexes",
                    "MaxFailedIndexesExceeded", "PodFailurePolicy")
@@ -168,3 +182,138 @@ JOB_FAILED_REASON = "BackoffLimitExceeded"
 REASON_MAX_RESTARTS = "ReachedMaxRestarts"
 SUCCESS_ALL = "All"
 SUCCESS_ANY = "Any"
+
+
+# ---------------------------------------------------------------- what the JobSet controller creates
+# api/jobset/v1alpha2/jobset_types.go (v0.10.1, v0.12.0): the other keys labelAndAnnotateObject
+# (pkg/controllers/jobset_controller.go) writes, as labels and as annotations, on every Job and on its
+# pod template; the restart keys are pkg/constants/constants.go's.
+LABEL_JOBSET_UID = "jobset.sigs.k8s.io/jobset-uid"
+LABEL_REPLICATED_JOB_REPLICAS = "jobset.sigs.k8s.io/replicatedjob-replicas"
+LABEL_GLOBAL_REPLICAS = "jobset.sigs.k8s.io/global-replicas"
+LABEL_JOB_KEY = "jobset.sigs.k8s.io/job-key"
+LABEL_JOB_GLOBAL_INDEX = "jobset.sigs.k8s.io/job-global-index"
+LABEL_GROUP_NAME = "jobset.sigs.k8s.io/group-name"
+LABEL_GROUP_REPLICAS = "jobset.sigs.k8s.io/group-replicas"
+LABEL_JOB_GROUP_INDEX = "jobset.sigs.k8s.io/job-group-index"
+LABEL_COORDINATOR = "jobset.sigs.k8s.io/coordinator"
+ANNOTATION_EXCLUSIVE = "alpha.jobset.sigs.k8s.io/exclusive-topology"
+ANNOTATION_NODE_SELECTOR_STRATEGY = "alpha.jobset.sigs.k8s.io/node-selector"
+NAMESPACED_JOB_KEY = "alpha.jobset.sigs.k8s.io/namespaced-job"
+NO_SCHEDULE_TAINT_KEY = "alpha.jobset.sigs.k8s.io/no-schedule"
+# jobset_types.go ReplicatedJob.groupName: "+kubebuilder:default=default"; replicas: default 1.
+DEFAULT_GROUP_NAME = "default"
+DEFAULT_REPLICAS = 1
+# The JobSet's UID (labels jobset-uid) is the API server's, unknown before the object exists.
+UID_UNKNOWN = "<uid>"
+
+
+def job_key(namespace: str, job: str) -> str:
+    """jobset_controller.go jobHashKey: the SHA1 hex digest of `<namespace>/<job name>`."""
+    import hashlib
+    return hashlib.sha1(f"{namespace}/{job}".encode()).hexdigest()
+
+
+def group_of(rjob: dict) -> str:
+    g = rjob.get("groupName") if isinstance(rjob, dict) else None
+    return str(g) if g else DEFAULT_GROUP_NAME
+
+
+def replicas_of(rjob: dict) -> int:
+    from ..fields import as_int
+    return as_int(rjob.get("replicas"), DEFAULT_REPLICAS) if isinstance(rjob, dict) else DEFAULT_REPLICAS
+
+
+def job_labels(jobset: str, namespace: str, spec: dict, k: int, job_index: int, restarts: int = 0,
+               gates: frozenset = frozenset(), annotations: dict | None = None) -> tuple[dict, dict]:
+    """(labels, annotations) labelAndAnnotateObject adds to Job `job_index` of replicated job `k` and to its
+    pod template (v0.10.1, v0.12.0; the job-restart-attempt keys only with v0.12.0's RestartJob gate on).
+    Global and group indices count the replicas of the replicated jobs before it, in spec order
+    (globalJobIndex, globalReplicas, groupJobIndex, groupReplicas); `annotations` are the JobSet's own
+    (its exclusive-topology placement is copied down)."""
+    rjobs = [r for r in (spec.get("replicatedJobs") or []) if isinstance(r, dict)]
+    rjob = rjobs[k]
+    rname, group = str(rjob.get("name")), group_of(rjob)
+    before = sum(replicas_of(r) for r in rjobs[:k])
+    group_before = sum(replicas_of(r) for r in rjobs[:k] if group_of(r) == group)
+    name = job_name(jobset, rname, job_index)
+    keys = {LABEL_JOBSET_NAME: jobset, LABEL_JOBSET_UID: UID_UNKNOWN, LABEL_REPLICATED_JOB: rname,
+            LABEL_RESTART_ATTEMPT: str(restarts)}
+    if "RestartJob" in gates:
+        keys[LABEL_JOB_RESTART_ATTEMPT] = "0"
+    keys.update({LABEL_REPLICATED_JOB_REPLICAS: str(replicas_of(rjob)),
+                 LABEL_GLOBAL_REPLICAS: str(sum(replicas_of(r) for r in rjobs)),
+                 LABEL_JOB_INDEX: str(job_index), LABEL_JOB_KEY: job_key(namespace, name),
+                 LABEL_JOB_GLOBAL_INDEX: str(before + job_index), LABEL_GROUP_NAME: group,
+                 LABEL_GROUP_REPLICAS: str(sum(replicas_of(r) for r in rjobs if group_of(r) == group)),
+                 LABEL_JOB_GROUP_INDEX: str(group_before + job_index)})
+    coord = spec.get("coordinator")
+    if isinstance(coord, dict):
+        keys[LABEL_COORDINATOR] = (f"{jobset}-{coord.get('replicatedJob')}-{coord.get('jobIndex', 0)}-"
+                                   f"{coord.get('podIndex', 0)}.{subdomain(spec, jobset)}")
+    ann = dict(keys)
+    for source in (annotations or {}, ((rjob.get("template") or {}).get("metadata") or {}).get("annotations") or {}):
+        if ANNOTATION_EXCLUSIVE in source:
+            ann[ANNOTATION_EXCLUSIVE] = source[ANNOTATION_EXCLUSIVE]
+            if ANNOTATION_NODE_SELECTOR_STRATEGY in source:
+                ann[ANNOTATION_NODE_SELECTOR_STRATEGY] = source[ANNOTATION_NODE_SELECTOR_STRATEGY]
+    return keys, ann
+
+
+# pkg/webhooks/jobset_webhook.go Default (v0.10.1, v0.12.0): what the mutating webhook sets on a JobSet.
+DEFAULT_COMPLETION_MODE = "Indexed"
+DEFAULT_SUCCESS_OPERATOR = "All"
+DEFAULT_STARTUP_ORDER = "AnyOrder"
+
+
+def defaulted_spec(spec: dict) -> list[tuple[tuple, object]]:
+    """(path in the spec, value) for each default the JobSet webhook writes (Default): success policy
+    All, startup policy AnyOrder, each Job Indexed with pod restartPolicy OnFailure, DNS hostnames and
+    publishNotReadyAddresses on, failure-policy rule names. Mutates `spec`."""
+    out: list[tuple[tuple, object]] = []
+
+    def put(parent: dict, key: str, value, path: tuple) -> None:
+        if parent.get(key) is None:
+            parent[key] = value
+            out.append((path + (key,), value))
+    put(spec, "successPolicy", {"operator": DEFAULT_SUCCESS_OPERATOR}, ())
+    put(spec, "startupPolicy", {"startupPolicyOrder": DEFAULT_STARTUP_ORDER}, ())
+    for k, rj in enumerate(spec.get("replicatedJobs") or []):
+        if not isinstance(rj, dict):
+            continue
+        tmpl = rj.setdefault("template", {})
+        jspec = tmpl.setdefault("spec", {}) if isinstance(tmpl, dict) else {}
+        put(jspec, "completionMode", DEFAULT_COMPLETION_MODE, ("replicatedJobs", k, "template", "spec"))
+        pod = jspec.setdefault("template", {}).setdefault("spec", {})
+        if not pod.get("restartPolicy"):
+            pod["restartPolicy"] = DEFAULT_POD_RESTART_POLICY
+            out.append((("replicatedJobs", k, "template", "spec", "template", "spec", "restartPolicy"),
+                        DEFAULT_POD_RESTART_POLICY))
+    net = spec.get("network") if isinstance(spec.get("network"), dict) else None
+    if net is None:
+        net = spec["network"] = {}
+    put(net, "enableDNSHostnames", True, ("network",))
+    put(net, "publishNotReadyAddresses", True, ("network",))
+    out += _name_rules(spec)
+    return out
+
+
+def headless_service(jobset: str, namespace: str, spec: dict) -> dict | None:
+    """jobset_controller.go createHeadlessSvcIfNecessary: with DNS hostnames on, a Service named the
+    subdomain (default the JobSet's name), clusterIP None, selecting the JobSet's pods by jobset-name,
+    publishNotReadyAddresses from the network (default true)."""
+    net = spec.get("network") if isinstance(spec.get("network"), dict) else {}
+    if net.get("enableDNSHostnames") is False:
+        return None
+    meta = {"name": subdomain(spec, jobset)}
+    if namespace:
+        meta["namespace"] = namespace
+    pnra = net.get("publishNotReadyAddresses")
+    return {"apiVersion": "v1", "kind": "Service", "metadata": meta,
+            "spec": {"clusterIP": "None", "selector": {LABEL_JOBSET_NAME: jobset},
+                     "publishNotReadyAddresses": True if pnra is None else bool(pnra)}}
+
+
+# pkg/controllers/jobset_controller.go (v0.10.1, v0.12.0) managedByExternalController: a JobSet whose
+# spec.managedBy is set to anything but this controller's name is left to that controller.
+CONTROLLER_NAME = "jobset.sigs.k8s.io/jobset-controller"

@@ -38,3 +38,16 @@ def gang_scheduled(doc) -> bool:
     if doc.kind in ("ClusterTrainingRuntime", "TrainingRuntime"):
         return isinstance(doc.get(("spec", "podGroupPolicy")), dict)
     return False
+
+# PodGroups, as the operators write them (the key names are the schedulers' own API constants, which the
+# operators import: sigs.k8s.io/scheduler-plugins apis/scheduling/v1alpha1 PodGroupLabel; volcano.sh/apis
+# pkg/apis/scheduling/v1beta1 KubeGroupNameAnnotationKey, QueueNameAnnotationKey, and batch/v1alpha1
+# TaskSpecKey). Trainer: plugins/coscheduling/coscheduling.go and plugins/volcano/volcano.go (v2.1.0, v2.3.0);
+# Training Operator: pkg/controller.v1/control/podgroup_control.go DecoratePodTemplateSpec (v1.9.4).
+COSCHEDULING_API = "scheduling.x-k8s.io/v1alpha1"
+COSCHEDULING_POD_LABEL = "scheduling.x-k8s.io/pod-group"
+VOLCANO_API = "scheduling.volcano.sh/v1beta1"
+VOLCANO_GROUP_ANNOTATION = "scheduling.k8s.io/group-name"
+VOLCANO_QUEUE_ANNOTATION = "scheduling.volcano.sh/queue-name"
+VOLCANO_TASK_SPEC_ANNOTATION = "volcano.sh/task-spec"
+VOLCANO_SCHEDULER_NAME = "volcano"

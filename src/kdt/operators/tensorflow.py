@@ -84,12 +84,17 @@ def worker_count(cfg: dict) -> int:
     return sum(len(v) for k, v in cluster.items() if k in ("chief", "worker") and isinstance(v, list))
 
 
-def pod_tf_configs(env: dict, jobset: str, rjob: str, job_index: int, pods: int, subdomain: str) -> list[dict] | None:
+# Past this many workers a TF_CONFIG is longer than the 128 KiB the kernel takes for one environment
+# string (execve MAX_ARG_STRLEN; the pod-env-size rule): no pod could start with it, none is built.
+MAX_WORKERS = 10_000
+
+
+def pod_tf_configs(env: dict, jobset: str, rjob: str, job_index: int, pods, subdomain: str) -> list[dict] | None:
     """TF_CONFIG of each pod of the trainer job as tfkit.cluster builds it, or None when `env` is not the convention.
 
     `env` maps names to literal values (valueFrom entries map to None): the
     downward-API names resolve to the pod's labels, the task index to the pod's
-    completion index.
+    completion index. `pods`: the pod count, or the completion indices to build.
     """
     if not all(k in env for k in CONVENTION_ENV):
         return None
@@ -98,6 +103,9 @@ def pod_tf_configs(env: dict, jobset: str, rjob: str, job_index: int, pods: int,
         port = int(str(env[ENV_PORT]))
     except ValueError:
         return None
+    if workers > MAX_WORKERS:
+        return None
     sub = env.get(ENV_SUBDOMAIN) or subdomain
     hosts = worker_hosts(jobset, rjob, job_index, workers, port, sub)
-    return [{"cluster": {"worker": hosts}, "task": {"type": "worker", "index": i}} for i in range(pods)]
+    indices = range(pods) if isinstance(pods, int) else pods
+    return [{"cluster": {"worker": hosts}, "task": {"type": "worker", "index": i}} for i in indices]
