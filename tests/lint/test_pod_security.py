@@ -329,7 +329,7 @@ metadata: {name: j, namespace: team-a}
 spec:
   runtimeRef: {name: rt}
   runtimePatches:
-    - manager: me
+    - manager: example.com/me
       trainingRuntimeSpec:
         template:
           spec:

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 from ... import kinds as K
+from ...findings import ERROR, WARNING
+from ...operators import trainer_v2 as TV2
 from ...operators import training_operator_v1 as TO
 
 
@@ -33,3 +35,27 @@ def d(v):
 
 def lst(v):
     return v if isinstance(v, list) else []
+
+
+def rejections_of(doc, rejections, rule_id):
+    """The webhook's rejections (kdt.operators.admission.Rejection) that rule `rule_id` reports, as findings;
+    the merge preview reports the same ones, so each shows once."""
+    for r in rejections:
+        if r.rule == rule_id:
+            yield doc.finding(r.rule, r.message, r.path, level=WARNING if r.warning else ERROR)
+
+
+def pytorchjob_rejections(docs, rule_id):
+    """What the Training Operator's webhook refuses of each PyTorchJob that rule `rule_id` reports."""
+    for doc in pytorchjobs(docs):
+        yield from rejections_of(doc, TO.webhook_rejections(doc.data), rule_id)
+
+
+def trainjob_rejections(docs, ctx, rule_id):
+    """What the Trainer webhooks refuse of each TrainJob (against its runtime) that rule `rule_id` reports;
+    TrainJobs whose runtime is not in the run are left out (the webhook checks against it)."""
+    pool = ctx.pool(docs)
+    for job in trainjobs(docs):
+        rt = TV2.find_runtime(job, pool)
+        if rt is not None and isinstance(rt.data, dict) and isinstance(job.data, dict):
+            yield from rejections_of(job, TV2.webhook_rejections(job.data, rt.data, ctx.trainer_version), rule_id)

@@ -6,8 +6,7 @@ elastic policy is used"): the rendezvous endpoint defaults to `<job>-worker-0`.
 Source: training-operator v1.8/v1.9 pkg/webhooks/pytorch/pytorchjob_webhook.go validateSpec.
 """
 from ...findings import ERROR
-from ...operators import training_operator_v1 as TO
-from ._util import pytorchjobs, replica_specs
+from ._util import pytorchjob_rejections
 
 ID = "pytorchjob-elastic-worker"
 LEVEL = ERROR
@@ -16,6 +15,4 @@ WHY = ("The Training Operator's webhook refuses the PyTorchJob.")
 
 
 def check(docs, ctx):
-    for doc in pytorchjobs(docs):
-        if doc.get(("spec", "elasticPolicy")) is not None and TO.WORKER not in replica_specs(doc):
-            yield doc.finding(ID, "elasticPolicy needs a Worker replica spec", ("spec", "pytorchReplicaSpecs"))
+    yield from pytorchjob_rejections(docs, ID)

@@ -5,7 +5,7 @@ The webhook rejects it: "must not be used with spec.nprocPerNode".
 Source: training-operator v1.8/v1.9 pkg/webhooks/pytorch/pytorchjob_webhook.go validateSpec.
 """
 from ...findings import ERROR
-from ._util import pytorchjobs
+from ._util import pytorchjob_rejections
 
 ID = "pytorchjob-nproc-conflict"
 LEVEL = ERROR
@@ -14,7 +14,4 @@ WHY = ("The Training Operator's webhook refuses the PyTorchJob.")
 
 
 def check(docs, ctx):
-    for doc in pytorchjobs(docs):
-        if doc.get(("spec", "elasticPolicy", "nProcPerNode")) is not None and doc.get(("spec", "nprocPerNode")) is not None:
-            yield doc.finding(ID, "elasticPolicy.nProcPerNode must not be used with spec.nprocPerNode",
-                              ("spec", "elasticPolicy", "nProcPerNode"))
+    yield from pytorchjob_rejections(docs, ID)

@@ -14,8 +14,7 @@ pkg/constants/constants.go (LabelTrainJobAncestor, Node); plugins/torch/torch.go
 """
 from ...findings import ERROR
 from ...operators import trainer_v2 as TV2
-from ..pods import as_int, job_containers
-from ._util import d, is_torch_runtime, lst, runtimes
+from ._util import d, is_torch_runtime, lst, rejections_of, runtimes
 
 ID = "runtime-trainer-job"
 LEVEL = ERROR
@@ -25,6 +24,8 @@ WHY = ("The runtime webhook refuses it, or the torch plugin finds no trainer job
 
 def check(docs, ctx):
     for rt in runtimes(docs):
+        if isinstance(rt.data, dict):
+            yield from rejections_of(rt, TV2.runtime_rejections(rt.data), ID)   # the runtime webhook's
         base = ("spec", "template", "spec", "replicatedJobs")
         jobs = lst(rt.get(base))
         trainer_idx = []
@@ -33,15 +34,7 @@ def check(docs, ctx):
             anc = d(d(d(rj.get("template")).get("metadata")).get("labels")).get(TV2.ANCESTOR_LABEL)
             if anc == TV2.ANCESTOR_TRAINER or rj.get("name") == TV2.NODE:
                 trainer_idx.append(i)
-            if anc in TV2.ANCESTORS:
-                if as_int(rj.get("replicas", 1)) != TV2.ANCESTOR_JOB_REPLICAS:
-                    yield rt.finding(ID, f"replicated job {rj.get('name')!r} ({anc}) must have replicas 1",
-                                     base + (i, "replicas"))
-                want = TV2.ANCESTOR_CONTAINERS[anc]
-                if want not in job_containers(rj):
-                    yield rt.finding(ID, f"replicated job {rj.get('name')!r} ({anc}) has no container named {want!r}",
-                                     base + (i, "template", "spec", "template", "spec", "containers"))
-            elif anc is not None:
+            if anc is not None and anc not in TV2.ANCESTORS:
                 yield rt.finding(ID, f"ancestor label value {anc!r} is not one of {', '.join(TV2.ANCESTORS)}",
                                  base + (i, "template", "metadata", "labels", TV2.ANCESTOR_LABEL))
         if not jobs or not is_torch_runtime(rt):
