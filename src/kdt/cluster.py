@@ -6,11 +6,13 @@
       pytorchInitContainerTemplateFile: deploy/cluster/training-operator/initContainer.yaml
       pytorchInitContainerImage: alpine:3.10     # --pytorch-init-container-image, when the cluster sets it
       pytorchInitContainerMaxTries: 100          # --pytorch-init-container-max-tries, likewise
+      gangSchedulerName: volcano                 # --gang-scheduler-name: the PodGroup of each PyTorchJob
 
 Read by `kdt merge-preview`, `lint` and `preview` (the init container every Worker pod of a PyTorchJob
-with a Master gets, which the lint rule pod-security judges), from the repository root unless a
-command names another template (`--pytorch-init-container-template FILE`). Without the file: the
-operator's defaults (kdt.operators.pytorch_init).
+with a Master gets, which the lint rule pod-security judges; the PodGroup a gang scheduler makes), from
+the repository root unless a command names another template (`--pytorch-init-container-template FILE`;
+merge-preview's `--gang-scheduler NAME` likewise). Without the file: the operator's defaults
+(kdt.operators.pytorch_init; no gang scheduler).
 """
 from __future__ import annotations
 
@@ -21,21 +23,24 @@ import yaml_rs
 
 from .errors import UsageError
 from .operators import pytorch_init as PI
+from .operators import training_operator_v1 as TO1
 from .paths import ROOT
 
 DEFAULT_FILE = ".kdt-cluster.yaml"
-_KEYS = {"pytorchInitContainerTemplateFile", "pytorchInitContainerImage", "pytorchInitContainerMaxTries"}
+_KEYS = {"pytorchInitContainerTemplateFile", "pytorchInitContainerImage", "pytorchInitContainerMaxTries",
+         "gangSchedulerName"}
 
 
 @dataclass(frozen=True)
 class Cluster:
     file: str = ""
     pytorch_init: PI.InitTemplate = field(default_factory=PI.InitTemplate)
+    gang_scheduler: str | None = None     # the Training Operator's --gang-scheduler-name
 
     @property
     def options(self) -> dict:
         """The merge preview's per-operator settings (kdt.merge_preview.expand_documents `options`)."""
-        return {PI.OPTION: self.pytorch_init}
+        return {PI.OPTION: self.pytorch_init, **({TO1.GANG_OPTION: self.gang_scheduler} if self.gang_scheduler else {})}
 
 
 def _display(p: Path) -> str:
@@ -65,6 +70,10 @@ def load(path: str | None = None, init_template: str | None = None) -> Cluster:
     if image is not None and not isinstance(image, str) or tries is not None and (
             not isinstance(tries, int) or isinstance(tries, bool)):
         raise UsageError(f"{shown}: pytorchInitContainerImage is a string, pytorchInitContainerMaxTries an integer")
+    gang = to.get("gangSchedulerName")
+    if gang is not None and (not isinstance(gang, str) or not gang):
+        raise UsageError(f"{shown}: gangSchedulerName is a scheduler name ({TO1.GANG_VOLCANO}, or a "
+                         f"scheduler-plugins scheduler such as {TO1.GANG_SCHEDULER_PLUGINS})")
     template = PI.InitTemplate(image=image or PI.InitTemplate.image,
                                max_tries=PI.InitTemplate.max_tries if tries is None else tries)
     if init_template:
@@ -72,4 +81,4 @@ def load(path: str | None = None, init_template: str | None = None) -> Cluster:
     elif to.get("pytorchInitContainerTemplateFile"):
         file = p.parent / str(to["pytorchInitContainerTemplateFile"])
         template = PI.load(file, image, tries, _display(file))
-    return Cluster(shown if data else "", template)
+    return Cluster(shown if data else "", template, gang)

@@ -14,24 +14,41 @@ from typing import Iterable
 from . import kinds as K
 from .documents import Document
 from .errors import MALFORMED
-from .expand.model import Expanded, Loader
+from .expand.model import Expanded, Held, Limit, Loader
 from .findings import WARNING, Finding, format_path
 
-__all__ = ["Expanded", "Loader", "expand_documents", "summary_line", "explain_lines", "pod_notes"]
+__all__ = ["Expanded", "Held", "Limit", "Loader", "Expansion", "expand_documents", "summary_line", "explain_lines",
+           "pod_notes", "elided_lines"]
+
+
+class Expansion(tuple):
+    """(objects, findings), as a pair unpacks; `held` lists the jobs for which nothing is created yet."""
+
+    held: list
+
+    def __new__(cls, objects: list, findings: list, held: list):
+        self = super().__new__(cls, (objects, findings))
+        self.held = held
+        return self
 
 
 def expand_documents(docs: Iterable[Document], trainer_version: str | None = None,
                      roundtrip: bool = False, loader: Loader | None = None, options: dict | None = None
-                     ) -> tuple[list[Expanded], list[Finding]]:
-    """Every object the operators create from `docs`, and findings for references that do not resolve.
+                     ) -> Expansion:
+    """Every object the operators create from `docs`, and findings for what the webhooks refuse and for
+    references that do not resolve.
 
     trainer_version: "2.1", "2.3", ... (None: inferred per TrainJob from the fields it uses).
     roundtrip: build objects from ruamel round-trip data, so dumping them keeps the source's comments.
-    options: per-operator settings the kinds read (kdt.kinds.base.ExpandContext.options).
+    options: per-operator settings the kinds read (kdt.kinds.base.ExpandContext.options): `limit` (a Limit:
+    how many pods of a group are built, default Limit(); Limit(None) builds all), `gang_scheduler` (the
+    Training Operator's --gang-scheduler-name), `jobset_feature_gates`.
     """
     docs = list(docs)
-    ctx = K.ExpandContext(docs, loader or Loader(roundtrip), trainer_version, options or {})
+    options = {"limit": Limit(), **(options or {})}
+    ctx = K.ExpandContext(docs, loader or Loader(roundtrip), trainer_version, options)
     out: list[Expanded] = []
+    held: list[Held] = []
     findings: list[Finding] = []
     for d in docs:
         k = K.of(d)
@@ -49,23 +66,43 @@ def expand_documents(docs: Iterable[Document], trainer_version: str | None = Non
         if result is None:      # a kind the preview does not expand
             continue
         e, f = result
-        out.extend(e)
+        out.extend(x for x in e if not isinstance(x, Held))
+        held.extend(x for x in e if isinstance(x, Held))
         findings.extend(f)
-    return out, findings
+    return Expansion(out, findings, held)
 
 
-def summary_line(target: str, expanded: list[Expanded]) -> str:
-    """One line per target: what the operators create, and the rendezvous they set up."""
-    if not expanded:
+def summary_line(target: str, expanded: list[Expanded], held: list[Held] = ()) -> str:
+    """One line per target: what the operators create, and the rendezvous they set up; for a job held,
+    that nothing is created yet and why."""
+    if not expanded and not held:
         return f"{target}: nothing for an operator to create"
-    by_source: dict[tuple, list[Expanded]] = {}
-    for e in expanded:
+    by_source: dict[tuple, list] = {}
+    for e in [*expanded, *held]:
         by_source.setdefault((e.source.file, e.source.index, e.source.name), []).append(e)
     parts = []
     for items in by_source.values():
-        k = K.of(items[0].source)
+        src = items[0].source
+        waiting = [h.reason for h in items if isinstance(h, Held)]
+        if waiting:
+            parts.append(f"{src.kind}/{src.name}: nothing created yet: {waiting[0]}")
+            continue
+        k = K.of(src)
         parts.append(k.describe(items) if k is not None else "")
     return f"{target}: " + "; ".join(p for p in parts if p)
+
+
+def elided_lines(expanded: list[Expanded]) -> list[str]:
+    """One line per group of objects the preview counted instead of building (past its Limit)."""
+    seen, out = set(), []
+    for e in expanded:
+        for what, first, last, count in e.facts.get("elided") or ():
+            key = (e.source.file, e.source.index, what)
+            if key not in seen:
+                seen.add(key)
+                out.append(f"{e.source.kind}/{e.source.name}: {count:,} more {what} not shown (indices {first:,} to "
+                           f"{last:,}: the same template, their index in the name and the env)")
+    return out
 
 
 def pod_notes(e: Expanded) -> list[str]:

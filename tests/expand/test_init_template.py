@@ -15,6 +15,7 @@ from kdt.merge_preview import Loader, expand_documents, explain_lines, pod_notes
 from kdt.expand import training_operator_v1 as expand_to
 from kdt.operators import injection as INJ
 from kdt.operators import pytorch_init as PI
+from kdt.operators import training_operator_v1 as TO1
 from kdt.paths import ROOT
 
 TEMPLATE = ROOT / "deploy" / "cluster" / "training-operator" / "initContainer.yaml"
@@ -67,7 +68,10 @@ def test_cluster_file_and_command_line(tmp_path):
     (c,) = cluster.load(str(f)).pytorch_init.containers("j")
     assert c == {"name": "wait", "image": "busybox:1", "command": ["sleep", "7"]}
     assert cluster.load(str(f), init_template=str(TEMPLATE)).pytorch_init.text == TEMPLATE.read_text()
-    for bad in ("trainingOperator: {templateFile: t.yaml}\n", "[1]\n", "trainingOperator: {pytorchInitContainerMaxTries: x}\n"):
+    f.write_text("trainingOperator: {gangSchedulerName: volcano}\n")
+    assert cluster.load(str(f)).options[TO1.GANG_OPTION] == "volcano"
+    for bad in ("trainingOperator: {templateFile: t.yaml}\n", "[1]\n", "trainingOperator: {pytorchInitContainerMaxTries: x}\n",
+                "trainingOperator: {gangSchedulerName: ''}\n"):
         f.write_text(bad)
         with pytest.raises(UsageError):
             cluster.load(str(f))
@@ -78,7 +82,7 @@ def test_the_merge_preview_injects_and_names_the_template(load):
     tmpl = PI.InitTemplate("- name: a\n  image: x\n- name: b\n  image: '{{.MasterAddr}}'\n", "template mine.yaml")
     pods, findings = expand_documents(docs, options=cluster.Cluster("c", tmpl).options)
     assert findings == []
-    worker = pods[1]
+    (worker,) = [e for e in pods if e.kind == "Pod" and e.name == "mnist-ddp-worker-0"]
     assert [(c["name"], c["image"]) for c in worker.obj["spec"]["initContainers"]] == [
         ("a", "x"), ("b", "mnist-ddp-master-0")]
     assert any("initContainers[1] = " in line and "from template mine.yaml" in line for line in explain_lines(worker))
@@ -86,7 +90,7 @@ def test_the_merge_preview_injects_and_names_the_template(load):
     assert pod_notes(worker)[0].startswith("init containers injected by the Training Operator from template mine.yaml")
     assert "Worker init containers from the operator's built-in template" in summary_line("t", expand_documents(docs)[0])
     broken = PI.InitTemplate("- name: {{.Nope}}\n", "template broken.yaml")
-    out, (f,) = expand_to.expand(docs[0], Loader(), broken)
+    out, (f,) = expand_to.expand(docs[0], Loader(), {PI.OPTION: broken})
     assert out == [] and f.rule == "expand" and f.path == "spec.pytorchReplicaSpecs.Worker"
     assert "creates no Worker pod: its init container template broken.yaml fails: line 1" in f.message
 

@@ -6,12 +6,20 @@ together are read as one set, so a TrainJob and its runtime may sit in two files
 
 - Trainer v2: the JobSet made from a TrainJob and its (Cluster)TrainingRuntime
   (numNodes, the trainer's image/command/args/resources/env on `node`,
-  podTemplateOverrides (2.1) or runtimePatches (2.2+), PET_* env, port 29500).
+  podTemplateOverrides (2.1) or runtimePatches (2.2+), PET_* env, port 29500),
+  the PodGroup of its podGroupPolicy, and what JobSet makes of it: the headless
+  Service, the Jobs and their pods with every label and annotation.
 - Training Operator v1: one pod per replica with the env, port, init container
   and restartPolicy the operator gives it (the init container from the template the
   cluster's operator reads: .kdt-cluster.yaml or --pytorch-init-container-template; else
-  the operator's built-in one; the output says which).
+  the operator's built-in one; the output says which), its headless Service, and
+  with a gang scheduler (.kdt-cluster.yaml or --gang-scheduler) the PodGroup.
 - StatefulSet: its pods, the ordinal being the rank.
+
+A job the webhook refuses previews as the refusal (the lint rule's finding,
+exit 1); a suspended job, or one another controller manages, shows that nothing
+is created yet and why. Past 128 pods of a replica type or a Job, the first
+and last are shown and the rest counted (--all shows every one).
 
 Output: the objects as YAML (comments of the source kept where the value came
 from it), or --diff (field by field against the unmerged template), or
@@ -33,7 +41,8 @@ from .. import findings as F
 from .. import targets as T
 from ..diff import field_changes
 from ..errors import UsageError
-from ..merge_preview import Loader, expand_documents, explain_lines, pod_notes, summary_line
+from ..merge_preview import Limit, Loader, elided_lines, expand_documents, explain_lines, pod_notes, summary_line
+from ..operators import training_operator_v1 as TO1
 from ..render import render_all
 from ..report import text as text_report
 
@@ -56,6 +65,7 @@ def _yaml():
     """The writer: ruamel round-trip (keeps comments); quote_ambiguous quotes what YAML 1.1 would retype."""
     from ruamel.yaml import YAML
     y = YAML(typ="rt")
+    y.default_flow_style = False     # objects the operators build (plain mappings) in block style, as the source's
     y.width = 4096
     y.indent(mapping=2, sequence=4, offset=2)
     return y
@@ -70,6 +80,12 @@ def main(argv=None) -> int:
     mode.add_argument("--diff", action="store_true", help="show what the operator changes, field by field, against the unmerged template")
     mode.add_argument("--explain", action="store_true", help="for each injected or overridden field, say where it came from")
     mode.add_argument("--summary", action="store_true", help="one line per target: pods, world size, rendezvous")
+    p.add_argument("--gang-scheduler", metavar="NAME", help="the Training Operator's --gang-scheduler-name "
+                   f"({TO1.GANG_VOLCANO}, or a scheduler-plugins scheduler name such as {TO1.GANG_SCHEDULER_PLUGINS}): "
+                   "show the PodGroup it makes of a PyTorchJob (default: .kdt-cluster.yaml's trainingOperator.gangSchedulerName, "
+                   "else none, as the operator's default)")
+    p.add_argument("--all", action="store_true", help="build every pod, however many (the default shows the first and "
+                   "last past 128 of a kind and counts the rest)")
     p.add_argument("--output", metavar="FILE", help="write to FILE (whole or not at all) instead of standard output")
     add_cluster_args(p)
     args = p.parse_args(argv)
@@ -77,6 +93,8 @@ def main(argv=None) -> int:
         raise UsageError(f"--trainer-version {args.trainer_version!r}: expected a Trainer v2 release such as 2.1 or 2.3")
     version = args.trainer_version.lstrip("v") if args.trainer_version else None
     cluster = cluster_of(args)
+    options = {**cluster.options, **({TO1.GANG_OPTION: args.gang_scheduler} if args.gang_scheduler else {}),
+               **({"limit": Limit(None)} if args.all else {})}
     groups = _groups(T.resolve(args.paths))
     problems: list[F.Finding] = []
     results = []
@@ -85,9 +103,10 @@ def main(argv=None) -> int:
         problems.extend(fs)
         if F.exit_code(fs) == 2:
             continue
-        expanded, efs = expand_documents(docs, trainer_version=version, loader=loader, options=cluster.options)
+        result = expand_documents(docs, trainer_version=version, loader=loader, options=options)
+        expanded, efs = result
         problems.extend(efs)
-        results.append((name, expanded))
+        results.append((name, expanded, result.held))
     for f in sorted(problems, key=F.sort_key):
         print(text_report.line(f), file=sys.stderr)
     code = F.exit_code(problems)
@@ -95,11 +114,12 @@ def main(argv=None) -> int:
         return 2
     with output(args.output) as out:
         if args.summary:
-            for name, expanded in results:
-                print(summary_line(name, expanded), file=out)
+            for name, expanded, held in results:
+                print(summary_line(name, expanded, held), file=out)
         elif args.explain:
-            for name, expanded in results:
+            for name, expanded, held in results:
                 print(f"# target: {name}", file=out)
+                _held_and_elided(out, name, expanded, held, "")
                 for e in expanded:
                     print(f"{e.kind}/{e.name} (from {e.source.kind}/{e.source.name}, {e.source.file} doc {e.source.index}):", file=out)
                     for line in explain_lines(e):
@@ -107,8 +127,9 @@ def main(argv=None) -> int:
                     for line in pod_notes(e):
                         print("  " + line, file=out)
         elif args.diff:
-            for name, expanded in results:
+            for name, expanded, held in results:
                 print(f"# target: {name}", file=out)
+                _held_and_elided(out, name, expanded, held, "")
                 for e in expanded:
                     base = e.base if isinstance(e.base, dict) else {}
                     before = {"metadata": base.get("metadata") or {}, "spec": base.get("spec") or {}}
@@ -123,7 +144,8 @@ def main(argv=None) -> int:
         else:
             y = _yaml()
             first = True
-            for name, expanded in results:
+            for name, expanded, held in results:
+                _held_and_elided(out, name, expanded, held, "# ")
                 for e in expanded:
                     if not first:
                         out.write("---\n")
@@ -134,6 +156,18 @@ def main(argv=None) -> int:
                         out.write(f"# {line}\n")
                     y.dump(quote_ambiguous(e.obj), out)
     return code
+
+
+def _held_and_elided(out, name: str, expanded, held, prefix: str) -> None:
+    """What creates nothing yet (and why), and what the preview counted instead of building."""
+    for h in held:
+        print(f"{prefix}target: {name}; {h.source.kind}/{h.source.name} ({h.source.file}, doc {h.source.index}): "
+              f"nothing created yet: {h.reason}", file=out)
+    for e in expanded:
+        if e.facts.get("held"):
+            print(f"{prefix}target: {name}; {e.kind}/{e.name}: {e.facts['held']}", file=out)
+    for line in elided_lines(expanded):
+        print(f"{prefix}target: {name}; {line} (--all shows them)", file=out)
 
 
 def _short(v) -> str:

@@ -36,7 +36,7 @@ from .. import findings as F
 from .. import kinds as K
 from .. import targets as T
 from ..errors import UsageError
-from ..merge_preview import expand_documents
+from ..merge_preview import Limit, expand_documents
 from ..paths import ROOT
 from ..render import render
 from ..report import text as text_report
@@ -143,7 +143,8 @@ def _expanded(args) -> tuple[str, list, list]:
             raise UsageError("--nproc-per-node must be at least 1")
         docs = _override_nproc(docs, args.nproc_per_node)
     version = args.trainer_version.lstrip("v") if args.trainer_version else None
-    expanded, efs = expand_documents(docs, trainer_version=version)
+    # every pod, however many (the preview's default shows the first and last past a limit)
+    expanded, efs = expand_documents(docs, trainer_version=version, options={"limit": Limit(None)})
     errors = [f for f in efs if f.level == F.ERROR]
     if errors:
         raise _Stop(errors)

@@ -27,11 +27,54 @@ class Expanded:
 
     @property
     def name(self) -> str:
-        return str((self.obj.get("metadata") or {}).get("name", ""))
+        """metadata.name; a pod named by generateName is called by its hostname (what DNS resolves)."""
+        meta = self.obj.get("metadata") or {}
+        if meta.get("name"):
+            return str(meta["name"])
+        return str((self.obj.get("spec") or {}).get("hostname") or meta.get("generateName") or "")
 
     @property
     def target(self) -> str:
         return self.source.target
+
+
+@dataclass
+class Held:
+    """A job the operator accepts but creates nothing for yet (suspended, left to another controller), and
+    why; the merge preview shows it in place of the objects. `path` is where the reason is written."""
+
+    source: Document
+    reason: str
+    path: tuple = ()
+    facts: dict = field(default_factory=dict)
+
+
+@dataclass
+class Limit:
+    """How many objects of one group (the pods of a replica type or of a Job, the Jobs of a replicated job)
+    a preview builds: every one up to `whole`; past it the first `head` and the last `tail`, the others
+    counted, so time and memory do not grow with the counts. `whole=None` builds everything (kdt run)."""
+
+    whole: int | None = 128
+    head: int = 4
+    tail: int = 2
+
+    def cut(self, n: int) -> bool:
+        return self.whole is not None and n > self.whole
+
+    def shown(self, n: int) -> list[int]:
+        if n <= 0:
+            return []
+        if not self.cut(n):
+            return list(range(n))
+        return list(range(self.head)) + list(range(n - self.tail, n))
+
+    def indices(self, n: int, elided: list, what: str) -> list[int]:
+        """The indices of `n` objects to build; a gap is recorded in `elided` as (what, first, last, count)."""
+        shown = self.shown(n)
+        if self.cut(n):
+            elided.append((what, self.head, n - self.tail - 1, n - self.head - self.tail))
+        return shown
 
 
 class Loader:

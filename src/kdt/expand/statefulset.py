@@ -11,12 +11,13 @@ from ..documents import Document
 from ..findings import Finding
 from ..operators import injection as INJ
 from .merge import Trace, clone, ensure_dict, put
-from .model import Expanded, LoadFn
+from .model import Expanded, Limit, LoadFn
 
 ORIGIN = "StatefulSet controller (stateful_set_utils.go)"
 
 
-def expand(doc: Document, load: LoadFn) -> tuple[list[Expanded], list[Finding]]:
+def expand(doc: Document, load: LoadFn, limit: Limit | None = None) -> tuple[list[Expanded], list[Finding]]:
+    """The pods of a StatefulSet; past `limit` the first and last are built and the others counted."""
     sts = load(doc)
     spec = sts.get("spec") if isinstance(sts.get("spec"), dict) else {}
     try:
@@ -26,7 +27,8 @@ def expand(doc: Document, load: LoadFn) -> tuple[list[Expanded], list[Finding]]:
     template = spec.get("template") if isinstance(spec.get("template"), dict) else {}
     service = spec.get("serviceName")
     out = []
-    for ordinal in range(replicas):
+    elided: list = []
+    for ordinal in (limit or Limit()).indices(replicas, elided, "pods"):
         trace = Trace()
         name = f"{doc.name}-{ordinal}"
         pod = type(sts)()
@@ -53,4 +55,7 @@ def expand(doc: Document, load: LoadFn) -> tuple[list[Expanded], list[Finding]]:
         facts = {"rank": ordinal, "master": f"{doc.name}-0.{service}" if service else f"{doc.name}-0"}
         out.append(Expanded(obj=pod, source=doc, base=clone(template), base_doc=doc,
                             base_path=("spec", "template"), trace=trace, facts=facts))
+    for e in out:
+        e.facts["elided"] = elided
+        e.facts["replicas"] = replicas
     return out, []

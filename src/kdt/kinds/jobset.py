@@ -44,8 +44,15 @@ class JobSet(Kind):
     def own_pod_labels(self, doc, tmpl) -> dict:
         return {JS.LABEL_JOBSET_NAME: doc.name, JS.LABEL_REPLICATED_JOB: tmpl.role}
 
+    def expand(self, doc, ctx):
+        """What the JobSet and Job controllers create from a JobSet document: its headless Service, Jobs and
+        pods (kdt.expand.jobset), or nothing (and why) for one another controller manages."""
+        return XJ.expand(doc, ctx.load, ctx.options)
+
     def local_pods(self, e) -> list:
         """The pods of a JobSet object (one a TrainJob became): its Indexed Jobs' pods."""
+        if not self.matches(e.obj):
+            return []
         out = []
         for jp in XJ.pods(e.obj):
             doc, base = e.source, ()

@@ -27,11 +27,12 @@ class StatefulSet(Kind):
                           self.kind, as_int(spec.get("replicas", 1)), ("spec", "template", "metadata"))
 
     def expand(self, doc, ctx):
-        return expand_sts.expand(doc, ctx.load)
+        return expand_sts.expand(doc, ctx.load, (ctx.options or {}).get("limit"))
 
     def describe(self, items) -> str:
         names = ", ".join(e.name for e in items[:4]) + (f", ... {items[-1].name}" if len(items) > 4 else "")
-        return (f"{len(items)} pod{'s' if len(items) != 1 else ''} ({names}), rank = ordinal, "
+        total = items[0].facts.get("replicas", len(items))
+        return (f"{total:,} pod{'s' if total != 1 else ''} ({names}), rank = ordinal, "
                 f"rendezvous {items[0].facts.get('master')}")
 
     def workload(self, doc, docs) -> Workload | None:

@@ -39,16 +39,23 @@ class TrainJob(_Trainer):
             yield ("spec", "trainer"), trainer
 
     def expand(self, doc, ctx):
-        return expand_tv2.expand(doc, ctx.docs, ctx.load, ctx.trainer_version)
+        return expand_tv2.expand(doc, ctx.docs, ctx.load, ctx.trainer_version, ctx.options)
 
     def describe(self, items) -> str:
         parts = []
         for e in items:
+            if e.kind != JS.KIND:
+                continue          # its PodGroup, Service, Jobs and pods are counted on the JobSet
             f = e.facts
             pods = f.get("pods") or []
-            shown = ", ".join(pods[:4]) + (", ..." if len(pods) > 4 else "")
+            total = f.get("pods_total", len(pods))
+            shown = ", ".join(pods[:4]) + (f", ... {pods[-1]}" if len(pods) > 4 else "")
             detail = [f"JobSet {e.name} from {f.get('runtime')} (Trainer {f.get('version')})",
-                      f"{len(pods)} pod{'s' if len(pods) != 1 else ''} ({shown})"]
+                      f"{total:,} pod{'s' if total != 1 else ''} ({shown})" if pods else
+                      f"no pod yet ({f.get('held') or 'none'})"]
+            if any(x.kind == "PodGroup" for x in items):
+                pg = next(x for x in items if x.kind == "PodGroup")
+                detail.append(f"PodGroup minMember {pg.obj['spec']['minMember']}")
             if f.get("ml_policy", "torch") == "torch":
                 detail.append(f"PET_NNODES={f.get('nodes')}")
             elif f.get("ml_policy") == "none":
@@ -78,13 +85,14 @@ class TrainJob(_Trainer):
             out.append(f"PET_NODE_RANK is each pod's completion index; {per_node} processes per node "
                        f"(PET_NPROC_PER_NODE={e.facts['nproc_per_node']}), world size {e.facts.get('world_size')}:")
             trainer = [p for p in pods if p.startswith(f"{e.name}-{e.facts.get('trainer_job', TV2.NODE)}-")]
-            for i, name in enumerate(trainer):
+            for name in trainer:
+                i = as_int(name.rsplit("-", 1)[-1], 0)     # the completion index ends the hostname
                 out.append(f"  pod {name}: PET_NODE_RANK={i}, ranks {i * per_node}-{(i + 1) * per_node - 1}")
         if cfgs:
             out.append("TF_CONFIG is built by each pod at start (training/tfkit/cluster.py) from TF_JOBSET_NAME, "
                        "TF_REPLICATED_JOB, TF_JOB_INDEX (JobSet labels), TF_TASK_INDEX (completion index), "
                        "TF_NUM_WORKERS and TF_PORT:")
-        for name, cfg in zip(pods, cfgs):
+        for name, cfg in zip([p for p in pods if p.startswith(f"{e.name}-{e.facts.get('trainer_job', TV2.NODE)}-")], cfgs):
             out.append(f"  pod {name}: TF_TASK_INDEX={cfg['task']['index']} -> TF_CONFIG="
                        + json.dumps(cfg, separators=(",", ":")))
         return out

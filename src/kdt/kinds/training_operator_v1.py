@@ -58,9 +58,15 @@ class PyTorchJob(TrainingOperatorJob):
         super().__init__(TO1.KIND)
 
     def expand(self, doc, ctx):
-        return expand_to1.expand(doc, ctx.load, (ctx.options or {}).get(PI.OPTION))
+        return expand_to1.expand(doc, ctx.load, ctx.options)
 
     def describe(self, items) -> str:
+        from . import POD   # the registry's own kinds (a package import at call time: no cycle)
+        extra = [e for e in items if not POD.matches(e.obj)]
+        items = [e for e in items if POD.matches(e.obj)]
+        if not items:
+            return ""
+        total = sum(n for n in _totals(items).values())
         names = ", ".join(e.name for e in items[:4]) + (f", ... {items[-1].name}" if len(items) > 4 else "")
         env = {}
         for c in as_dict(items[0].obj.get("spec")).get("containers") or []:
@@ -71,7 +77,9 @@ class PyTorchJob(TrainingOperatorJob):
         init = next((e.facts["init_template"] for e in items if e.facts.get("init_template")), None)
         if init:
             detail.append(f"Worker init containers from {init}")
-        return f"{len(items)} pod{'s' if len(items) != 1 else ''} ({names})" + (", " + ", ".join(detail) if detail else "")
+        objs = sorted({e.kind for e in extra})
+        return (f"{total:,} pod{'s' if total != 1 else ''} ({names})" + (", " + ", ".join(detail) if detail else "")
+                + (f", and their {' and '.join(o + 's' for o in objs)}" if objs else ""))
 
     def notes(self, e) -> list[str]:
         if not e.facts.get("init_template"):
@@ -103,6 +111,8 @@ class PyTorchJob(TrainingOperatorJob):
         return Workload(self.kind, doc.name, label, maxn, gpus, procs, world, cpu, mem)
 
     def local_pods(self, e) -> list:
+        if e.obj.get("kind") != "Pod":
+            return []        # its Services and PodGroup run nothing
         pod = LocalPod(e.name, e.obj, self, e.source.name, str(e.facts.get("replica_type")),
                        int(e.name.rsplit("-", 1)[-1]), e.source)
         pod_containers(pod, tuple(e.base_path) + ("spec",), e.source)
@@ -117,6 +127,15 @@ class PyTorchJob(TrainingOperatorJob):
         if isinstance(spec.get("elasticPolicy"), dict):
             spec["elasticPolicy"].pop("nProcPerNode", None)
         return True
+
+
+def _totals(pods) -> dict:
+    """Pods per replica type: the replicas of each type (the preview may show only the first and last)."""
+    out: dict = {}
+    for e in pods:
+        rs = as_dict(as_dict(as_dict(e.source.data.get("spec")).get(TO1.REPLICA_SPECS)).get(e.facts.get("replica_type")))
+        out[e.facts.get("replica_type")] = as_int(rs.get("replicas", INJ.V1_DEFAULT_REPLICAS), 0)
+    return out
 
 
 KINDS = (PyTorchJob(), *(TrainingOperatorJob(k) for k in TO1.V1_KINDS if k != TO1.KIND))
