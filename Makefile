@@ -84,6 +84,8 @@ image:
 bench: $(FULL)
 	$(PY) bench/validate.py
 	$(PY) bench/apiserver.py
+	$(PY) bench/merge_conformance.py --brief
+	$(PY) bench/preview_scale.py
 	$(PY) bench/lint_precision.py
 	$(PY) bench/recovery.py
 
