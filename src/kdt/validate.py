@@ -29,7 +29,7 @@ import difflib
 import json
 from typing import Iterable
 
-from . import apivalidation
+from .apivalidation import dispatch as apivalidation
 from . import kinds as K
 from . import schemas, versions
 from .apivalidation import meta as api_meta

@@ -3,7 +3,7 @@ JobSet (kdt.expand.jobset) the headless Service, the Jobs and their pods.
 
 The controller's order (kubeflow/trainer; each step names the release where they differ):
 0. The webhooks: the runtime's (pkg/webhooks/trainingruntime_webhook.go) and the TrainJob's (the plugins'
-   Validate, kdt.operators.trainer_v2.webhook_rejections, the same the lint rules report): what they
+   Validate, kdt.operators.trainer_v2_webhook.webhook_rejections, the same the lint rules report): what they
    refuse is the preview's finding, and nothing is created. A TrainJob another controller manages
    (spec.managedBy) is held; a runtime whose ML policy is a plugin the preview does not model (MPI, JAX,
    XGBoost, Flux) is said to be so, not guessed.
@@ -36,6 +36,7 @@ from ..operators import scheduling as SCHED
 from ..operators import tensorflow as TF
 from ..operators import torchtune as TT
 from ..operators import trainer_v2 as TV2
+from ..operators import trainer_v2_webhook as TVW
 from . import jobset as XJ
 from .merge import Trace, clone, ensure_dict, ensure_list, find, merge_list, put, strategic_merge, upsert
 from .model import Expanded, Held, Limit, LoadFn
@@ -594,7 +595,7 @@ def expand(job: Document, docs: list[Document], load: LoadFn, version: str | Non
             for r in TV2.runtime_rejections(rt_doc.data)]
     trainer = spec.get("trainer") if isinstance(spec.get("trainer"), dict) else {}
     said += [job.finding(r.rule, r.message, r.path, level=WARNING if r.warning else "error")
-             for r in TV2.webhook_rejections(job.data, rt_doc.data, ver)]
+             for r in TVW.webhook_rejections(job.data, rt_doc.data, ver)]
     findings += said
     if any(f.level != WARNING for f in said):
         return [], findings

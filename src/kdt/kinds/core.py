@@ -97,7 +97,8 @@ class _ClusterScoped(Kind):
         self.group, self.kind, self.versions = group, kind, (version,)
 
 
-KINDS = (Pod(), Deployment(), ReplicaSet(), DaemonSet(), Job(), ReplicationController(), CronJob(),
+POD = Pod()
+KINDS = (POD, Deployment(), ReplicaSet(), DaemonSet(), Job(), ReplicationController(), CronJob(),
          Service(), Secret(), ConfigMap(), Namespace(), PersistentVolumeClaim(),
          _ClusterScoped("apiextensions.k8s.io", "CustomResourceDefinition"),
          _ClusterScoped("rbac.authorization.k8s.io", "ClusterRole"),

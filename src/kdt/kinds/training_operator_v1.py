@@ -15,11 +15,11 @@ from .. import versions as V
 from ..expand import training_operator_v1 as expand_to1
 from ..fields import as_dict, as_int
 from ..operators import injection as INJ
-from ..operators import pytorch_init as PI
 from ..operators import training_operator_v1 as TO1
 from ..run import controllers as C
 from ..run.pods import LocalPod, pod_containers
 from ..resources import pod_gpus, pod_requests, procs_per_node
+from . import core
 from .base import JOB, Kind, PodTemplate, Workload
 
 RELEASES = ("v1.8.1", V.TRAINING_OPERATOR)
@@ -61,9 +61,8 @@ class PyTorchJob(TrainingOperatorJob):
         return expand_to1.expand(doc, ctx.load, ctx.options)
 
     def describe(self, items) -> str:
-        from . import POD   # the registry's own kinds (a package import at call time: no cycle)
-        extra = [e for e in items if not POD.matches(e.obj)]
-        items = [e for e in items if POD.matches(e.obj)]
+        extra = [e for e in items if not core.POD.matches(e.obj)]
+        items = [e for e in items if core.POD.matches(e.obj)]
         if not items:
             return ""
         total = sum(n for n in _totals(items).values())

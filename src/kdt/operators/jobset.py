@@ -6,10 +6,12 @@ Trainer 2.1.0 ships v0.10.1, 2.3.0 ships v0.12.0, their go.mod); paths are relat
 from __future__ import annotations
 
 import copy
+import hashlib
 import re
 from dataclasses import dataclass
 
 from .. import versions
+from ..fields import as_int
 
 GROUP = "jobset.x-k8s.io"
 KIND = "JobSet"
@@ -210,7 +212,6 @@ UID_UNKNOWN = "<uid>"
 
 def job_key(namespace: str, job: str) -> str:
     """jobset_controller.go jobHashKey: the SHA1 hex digest of `<namespace>/<job name>`."""
-    import hashlib
     return hashlib.sha1(f"{namespace}/{job}".encode()).hexdigest()
 
 
@@ -220,7 +221,6 @@ def group_of(rjob: dict) -> str:
 
 
 def replicas_of(rjob: dict) -> int:
-    from ..fields import as_int
     return as_int(rjob.get("replicas"), DEFAULT_REPLICAS) if isinstance(rjob, dict) else DEFAULT_REPLICAS
 
 

@@ -6,6 +6,7 @@ that repository.
 """
 from __future__ import annotations
 
+from ..apivalidation.formats import name_is_dns1035_label
 from ..fields import as_int
 from .admission import Rejection
 
@@ -108,8 +109,6 @@ def webhook_rejections(data) -> list:
     name = meta.get("name")
     if isinstance(name, str) and name:
         # apimachinery pkg/api/validation NameIsDNS1035Label(name, false): kdt.apivalidation's port of it
-        # (imported here: apivalidation reads the registry of kinds, which reads this module).
-        from ..apivalidation.formats import name_is_dns1035_label
         errs = name_is_dns1035_label(name)
         if errs:
             out.append(rej("name-dns1035", ("metadata", "name"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 from ... import kinds as K
 from ...findings import ERROR, WARNING
 from ...operators import trainer_v2 as TV2
+from ...operators import trainer_v2_webhook as TVW
 from ...operators import training_operator_v1 as TO
 
 
@@ -58,4 +59,4 @@ def trainjob_rejections(docs, ctx, rule_id):
     for job in trainjobs(docs):
         rt = TV2.find_runtime(job, pool)
         if rt is not None and isinstance(rt.data, dict) and isinstance(job.data, dict):
-            yield from rejections_of(job, TV2.webhook_rejections(job.data, rt.data, ctx.trainer_version), rule_id)
+            yield from rejections_of(job, TVW.webhook_rejections(job.data, rt.data, ctx.trainer_version), rule_id)

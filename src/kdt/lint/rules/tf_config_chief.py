@@ -16,7 +16,6 @@ is_chief: worker 0 is the chief when the cluster has none).
 from ... import kinds as K
 from ...findings import ERROR
 from ...operators import tensorflow as TF
-from ...operators import trainer_v2 as TV2
 from ..pods import containers, pod_templates
 from ._tf import env_of, env_sites
 

@@ -1,0 +1,109 @@
+"""Which checks of this package each kind gets (the registry of kinds says what a document is), and
+the rules they report (`RULES`); `check(doc, kubernetes_version, custom)` is what `kdt validate` calls."""
+from __future__ import annotations
+
+from .. import kinds as K
+from ..documents import Document
+from ..errors import MALFORMED
+from ..findings import Finding
+from . import meta as M
+from . import objects as O
+from . import pods as P
+from . import workloads as W
+from .checker import Options, Report
+
+RULES = {
+    M.RULE_NAME: "An object's name, generateName or namespace is not what its kind allows (DNS-1123 subdomain or "
+                 "label, DNS-1035 label; pkg/apis/core/validation ValidateObjectMeta and each kind's name function).",
+    M.RULE_LABELS: "A label key or value (metadata, selectors, nodeSelector) is not a qualified name or a label value "
+                   "(meta/v1/validation ValidateLabels).",
+    M.RULE_ANNOTATIONS: "An annotation key is not a qualified name, or the annotations exceed 256 KiB "
+                        "(ValidateAnnotations).",
+    P.RULE_POD: "A pod-level field the API server refuses: dnsPolicy, hostname, subdomain, priorityClassName, "
+                "serviceAccountName, tolerations, activeDeadlineSeconds (ValidatePodSpec).",
+    P.RULE_RESTART: "A restartPolicy the kind does not allow: Always for controllers, OnFailure or Never for Jobs "
+                    "(ValidatePodSpec, batch and apps validation).",
+    P.RULE_CONTAINER: "A container name that is no DNS-1123 label or is used twice, a missing image, a policy value "
+                      "the API does not know (validateContainers, validateContainerCommon).",
+    P.RULE_PORT: "A port number outside 1-65535, a port name that is no IANA service name (15 characters, lower "
+                 "case), a port name used twice, conflicting host ports (validateContainerPorts).",
+    P.RULE_ENV: "An env or envFrom entry the API server refuses: its name, a valueFrom with no or several sources, a "
+                "field path or key it does not know (ValidateEnv, ValidateEnvFrom).",
+    P.RULE_VOLUME: "A volume or mount the API server refuses: names, duplicates, several sources, a mount naming no "
+                   "volume, a repeated mountPath (ValidateVolumes, ValidateVolumeMounts).",
+    P.RULE_PROBE: "A probe or lifecycle handler with no or several handler types, a bad port, negative thresholds "
+                  "(validateProbe, validateHandler).",
+    P.RULE_RESOURCES: "A resource name or amount the API server refuses: unknown names, negative or fractional "
+                      "extended resources, requests above limits, GPUs requested without an equal limit "
+                      "(validateResourceRequirements).",
+    P.RULE_QUANTITY: "A value that is no resource.Quantity: `16GB`, `two`, `1 Gi` (pkg/api/resource/quantity.go "
+                     "ParseQuantity); the API server refuses the whole object.",
+    W.RULE_JOB: "A Job (or a Job template of a CronJob, JobSet or runtime) the API server refuses: completions and "
+                "parallelism, completionMode, podFailurePolicy, successPolicy, selector (batch/validation).",
+    W.RULE_WORKLOAD: "A StatefulSet, Deployment, ReplicaSet or DaemonSet the API server refuses: selector empty or "
+                     "not matching the template, serviceName, update strategy (apps/validation).",
+    O.RULE_SERVICE: "A Service the API server refuses: ports, port names, protocols, type (ValidateService).",
+    O.RULE_PVC: "A PersistentVolumeClaim (or StatefulSet claim template) without access modes or storage request, "
+                "or with unknown modes (ValidatePersistentVolumeClaimSpec).",
+    O.RULE_CONFIG: "A ConfigMap or Secret key or size the API server refuses, or a Secret missing the keys of its "
+                   "type (ValidateConfigMap, ValidateSecret).",
+}
+
+
+def _controller(kind: str, statefulset: bool = False):
+    return lambda r: W.controller(r, kind, statefulset)
+
+
+# The checks of the built-in kinds, by the registered kind (kdt.kinds) they apply to.
+_BUILTIN = {
+    K.POD: W.pod,
+    K.SERVICE: O.service,
+    K.lookup("", "PersistentVolumeClaim"): O.pvc,
+    K.CONFIGMAP: O.configmap,
+    K.SECRET: O.secret,
+    K.lookup("batch", "Job"): W.job,
+    K.lookup("batch", "CronJob"): W.cronjob,
+    K.lookup("apps", "Deployment"): _controller("Deployment"),
+    K.lookup("apps", "ReplicaSet"): _controller("ReplicaSet"),
+    K.lookup("apps", "DaemonSet"): _controller("DaemonSet"),
+    K.STATEFULSET: _controller("StatefulSet", statefulset=True),
+}
+_OPERATOR_ROLES = (K.JOB, K.RUNTIME)
+_options: dict[str, Options] = {}
+
+
+def options(kubernetes_version: str) -> Options:
+    got = _options.get(kubernetes_version)
+    if got is None:
+        got = _options[kubernetes_version] = Options.for_version(kubernetes_version)
+    return got
+
+
+def check(doc: Document, kubernetes_version: str, custom: bool = False) -> list[Finding]:
+    """Every API-server validation error of one object whose kind has a schema.
+
+    `custom`: the kind is a custom resource (Kubeflow, JobSet, Argo CD, a `--crd` kind), whose
+    metadata the API server judges as a custom resource's."""
+    data = doc.data
+    if not isinstance(data, dict):
+        return []
+    av, kind = data.get("apiVersion"), data.get("kind")
+    if not isinstance(av, str) or not isinstance(kind, str):
+        return []
+    group = av.partition("/")[0] if "/" in av else ""
+    r = Report(doc, _options.get(kubernetes_version) or options(kubernetes_version))
+    try:
+        M.check(r, group, kind, custom)
+        k = K.of(doc)
+        if k is not None:
+            builtin = _BUILTIN.get(k)
+            if builtin is not None:
+                builtin(r)
+            elif k.role in _OPERATOR_ROLES:
+                W.operator_templates(r, k, runtime=k.role == K.RUNTIME)
+                for path, c in k.extra_containers(doc):
+                    W.extra_container(r, tuple(path), c)
+    except MALFORMED:
+        # A shape no check expected (the schema findings say what is wrong): what was found so far stands.
+        pass
+    return r.findings() if r else []
