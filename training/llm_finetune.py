@@ -46,6 +46,7 @@ import torch.nn.functional as F  # noqa: E402
 
 from trainkit import (ElasticSampler, Trainer, add_common_args, atomic_write, clean_stale, cleanup,  # noqa: E402
                       init_distributed, log, set_determinism)
+from trainkit.args import check_ft_args  # noqa: E402
 from trainkit.checkpoint import fsync_dir, swap_in, tmp_sibling  # noqa: E402
 from trainkit.textdata import IGNORE, DataError, Item, JsonlIndex, TokenizedSet, check_tokenizer, collate  # noqa: E402
 from trainkit.tracking import Tracker  # noqa: E402
@@ -114,6 +115,7 @@ def parse_args(argv=None):
     for flag in ("seq_len", "batch_size", "micro_batch_size", "eval_batch_size"):
         if getattr(args, flag) < 1:
             p.error(f"--{flag.replace('_', '-')} must be at least 1")
+    check_ft_args(args, p)
     return args
 
 
@@ -305,6 +307,8 @@ def run(args) -> int:
     train_index = JsonlIndex(args.train_file)
     val_index = JsonlIndex(args.val_file) if args.val_file else None
     env = init_distributed(args.device, mode=args.parallel)
+    from trainkit import ft as fault_tolerance
+    ft = fault_tolerance.setup(args, env)
     set_determinism(args.seed, args.deterministic)
     if args.precision is None:
         args.precision = "bf16" if env.device.type == "cuda" and torch.cuda.is_bf16_supported() else "fp32"
@@ -334,12 +338,16 @@ def run(args) -> int:
     if args.parallel == "fsdp":
         units = apply_fsdp(model, env, bf16)
         mode = "fsdp"
+        if ft is not None:
+            ft.fsdp(model)       # HSDP: sharded within this replica group, averaged across groups by torchft
     else:
         units = 0
         mode = "ddp"
-        if env.world_size > 1:
+        ids = [env.device.index] if env.device.type == "cuda" else None
+        if ft is not None:
+            model = ft.ddp(model, device_ids=ids, broadcast_buffers=False)
+        elif env.world_size > 1:
             from torch.nn.parallel import DistributedDataParallel as DDP
-            ids = [env.device.index] if env.device.type == "cuda" else None
             model = DDP(model, device_ids=ids, broadcast_buffers=False)
     autocast = (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if bf16 and mode == "ddp" else nullcontext
     log("SETUP", rank=env.rank, sample="llm", model=model_src, tokenizer=tok_src, finetune=args.finetune,
@@ -351,7 +359,8 @@ def run(args) -> int:
 
     optimizer = make_optimizer(model, args)
     sampler = ElasticSampler(len(train_set), args.batch_size, seed=args.seed)
-    steps_per_epoch = sampler.steps_left_in_epoch(env.world_size)
+    # the plan (the LR schedule's length): every replica group present, when the job has several
+    steps_per_epoch = sampler.steps_left_in_epoch(env.world_size * (ft.num_groups if ft else 1))
     total_steps = args.max_steps or args.epochs * steps_per_epoch
     warmup = args.warmup_steps if args.warmup_steps is not None else int(args.warmup_ratio * total_steps)
     scheduler = make_scheduler(optimizer, total_steps, warmup, args.min_lr_ratio)
@@ -362,9 +371,25 @@ def run(args) -> int:
     out_dir = Path(args.output_dir) if args.output_dir else None
     if out_dir is not None and env.rank == 0:
         out_dir.mkdir(parents=True, exist_ok=True)
-        for stale in clean_stale(out_dir):    # exports a killed run left half-written (*.tmp-*, *.trash-*)
-            log("SETUP", rank=0, removed_stale=str(stale))
-    tracker = Tracker(rank=env.rank, run_name=args.run_name, output_dir=args.output_dir,
+        if ft is None:                        # replica groups: the writing group cleans (writes_outputs)
+            for stale in clean_stale(out_dir):    # exports a killed run left half-written (*.tmp-*, *.trash-*)
+                log("SETUP", rank=0, removed_stale=str(stale))
+
+    def writes_outputs() -> bool:
+        """Whether this process group writes best/final/report: the only one, or, with replica groups,
+        the group of rank 0 in this step's quorum (one writer per step; every group holds the same weights).
+        It removes the half-written exports a killed writer left first: no other group writes meanwhile."""
+        if ft is None:
+            return True
+        if ft.manager.participating_rank() != 0:
+            return False
+        if env.rank == 0 and out_dir is not None:
+            for stale in clean_stale(out_dir):
+                log("SETUP", rank=0, removed_stale=str(stale))
+        return True
+    # metrics from one group (replica group 0's rank 0): every group trains the same model and logs the same
+    tracker = Tracker(rank=env.rank + (ft.group_id * env.world_size if ft else 0), run_name=args.run_name,
+                      output_dir=args.output_dir,
                       params={k: v for k, v in vars(args).items() if k not in ("device",)})
     counters = {"tokens": 0, "grad_norm": None}
     best = {"val_loss": None, "step": None, "epoch": None}
@@ -384,19 +409,21 @@ def run(args) -> int:
         if mode == "fsdp":
             model.set_requires_gradient_sync(last)
             return nullcontext()
-        return nullcontext() if last or env.world_size == 1 else model.no_sync()
+        return nullcontext() if last or (env.world_size == 1 and ft is None) else model.no_sync()
 
     def step_fn(batch):
         mb = args.micro_batch_size
-        share = ceil_div(batch.global_count, env.world_size)  # the largest rank's share this step
+        share = ceil_div(batch.global_count, batch.world_size)  # the largest rank's share this step
         n_micro = max(1, ceil_div(share, mb))                 # equal on every rank (FSDP gathers per forward)
         items = {j: train_set.item(j) for j in batch.indices}
         tokens = torch.tensor([float(sum(it.loss_tokens for it in items.values()))], dtype=torch.float64,
                               device=env.device)
         if env.world_size > 1:
             dist.all_reduce(tokens)
+        if ft is not None:
+            ft.sum_across_groups(tokens)                     # and over the replica groups of this step
         global_tokens = max(1.0, tokens.item())
-        scale = env.world_size / global_tokens               # gradients: the mean over the step's target tokens
+        scale = batch.world_size / global_tokens             # gradients: the mean over the step's target tokens
         loss_sum = 0.0
         for k in range(n_micro):
             chunk = batch.indices[k * mb:(k + 1) * mb]
@@ -443,7 +470,7 @@ def run(args) -> int:
         fields = {"val_loss": round(val_loss, 6), "val_ppl": round(ppl, 4), "val_tokens": int(sums[1].item())}
         if improved:
             best.update(val_loss=val_loss, step=trainer.step, epoch=epoch)
-            if out_dir is not None:
+            if out_dir is not None and writes_outputs():
                 meta = {"step": trainer.step, "epoch": epoch, "val_loss": val_loss, "val_ppl": ppl,
                         "finetune": args.finetune, "base_model": model_src}
                 export_model(model, raw, tokenizer, env, mode, out_dir / f"best-step_{trainer.step:09d}", "best", meta)
@@ -465,7 +492,7 @@ def run(args) -> int:
     trainer = Trainer(env, args, model=model, raw_model=raw, optimizer=optimizer, scheduler=scheduler,
                       sampler=sampler, step_fn=step_fn, mode=mode, eval_fn=evaluate if val_set else None,
                       eval_every=args.eval_every, extra_state=(get_extra, set_extra), after_step=after_step,
-                      name="llm")
+                      name="llm", ft=ft)
     t_train = time.perf_counter()
     result = trainer.run()
     train_s = time.perf_counter() - t_train
@@ -479,9 +506,10 @@ def run(args) -> int:
     tokens = int(sums[0].item())
     final_meta = {"step": result.step, "epoch": result.epoch, "train_loss": result.final_loss,
                   "finetune": args.finetune, "base_model": model_src}
-    if out_dir is not None:
+    writer = writes_outputs()
+    if out_dir is not None and writer:
         export_model(model, raw, tokenizer, env, mode, out_dir / "final", "final", final_meta)
-    if env.rank == 0:
+    if env.rank == 0 and writer:
         report = {
             "run": args.run_name, "model": model_src, "finetune": args.finetune, "parallel": mode,
             "precision": args.precision, "world_size": env.world_size, "steps": result.step,

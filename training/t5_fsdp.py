@@ -43,6 +43,7 @@ import torch.nn.functional as F  # noqa: E402
 
 from trainkit import (ElasticSampler, Trainer, add_common_args, cleanup, init_distributed, log,  # noqa: E402
                       set_determinism)
+from trainkit.args import check_ft_args  # noqa: E402
 
 DEFAULT_MODEL = "google-t5/t5-small"
 # T5Block returns a tuple holding views; T5Stack never modifies them in place, so FSDP2's
@@ -76,7 +77,13 @@ def parse_args(argv=None):
     d.add_argument("--max-source-len", type=int, default=96, help="source tokens (truncated/padded)")
     d.add_argument("--max-target-len", type=int, default=24, help="target tokens (truncated/padded)")
     d.add_argument("--warmup-steps", type=int, default=20, help="linear LR warm-up")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    check_ft_args(args, p)
+    if args.fault_tolerance == "torchft" and args.sharding_strategy == "hybrid":
+        p.error("--sharding-strategy hybrid replicates across nodes inside one process group; with "
+                "--fault-tolerance torchft the replica groups are the replication (HSDP already): use full "
+                "or no-reshard")
+    return args
 
 
 # -- data ---------------------------------------------------------------------
@@ -213,6 +220,8 @@ def apply_fsdp(model, args, env, dtype_bf16: bool):
 def main(argv=None) -> int:
     args = parse_args(argv)
     env = init_distributed(args.device, mode="fsdp2")
+    from trainkit import ft as fault_tolerance
+    ft = fault_tolerance.setup(args, env)
     set_determinism(args.seed, args.deterministic)
     if args.precision is None:
         args.precision = "bf16" if env.device.type == "cuda" and torch.cuda.is_bf16_supported() else "fp32"
@@ -230,6 +239,8 @@ def main(argv=None) -> int:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     model.to(env.device)
     model, nblocks, mesh_shape = apply_fsdp(model, args, env, args.precision == "bf16")
+    if ft is not None:
+        ft.fsdp(model)       # HSDP: sharded within this replica group, averaged across groups by torchft
     nparams = sum(p.numel() for p in model.parameters())
     log("SETUP", rank=env.rank, sample="t5", model=desc, params=nparams, fsdp_blocks=nblocks,
         mesh=mesh_shape, sharding=args.sharding_strategy, precision=args.precision,
@@ -251,11 +262,11 @@ def main(argv=None) -> int:
         tok_loss = F.cross_entropy(out.logits.float().transpose(1, 2), lab, ignore_index=-100, reduction="none")
         per_sample = tok_loss.sum(1) / (lab != -100).sum(1).clamp(min=1)
         loss_sum = per_sample.sum() * (0.0 if empty else 1.0)
-        (loss_sum * (env.world_size / batch.global_count)).backward()
+        (loss_sum * (batch.world_size / batch.global_count)).backward()
         return loss_sum.item()
 
     trainer = Trainer(env, args, model=model, optimizer=optimizer, scheduler=scheduler, sampler=sampler,
-                      step_fn=step_fn, mode="fsdp", name="t5")
+                      step_fn=step_fn, mode="fsdp", name="t5", ft=ft)
     trainer.run()
     cleanup()
     return 0

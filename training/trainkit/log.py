@@ -8,7 +8,8 @@ Every line starts with a tag in square brackets, then ``key=value`` fields::
     [DONE] rank=0 step=120 final_loss=0.1234 weights_sha256=ab12... ts=...
 
 Tags: ``[LAUNCH]`` how the launcher starts workers (warm or cold, and why),
-``[DDP]`` process group set up, ``[SETUP]`` data/model choices,
+``[DDP]`` process group set up, ``[FT]`` a torchft replica group's settings, ``[HEAL]`` a group that
+received (or served) the live state of a peer, ``[SETUP]`` data/model choices,
 ``[TRAIN]`` a training step, ``[EVAL]`` a validation between epochs, ``[EPOCH]`` end of an epoch, ``[CKPT]`` a
 checkpoint written (or pruned), ``[RESUME]`` what a (re)started worker loaded,
 ``[STOP]`` preemption handling, ``[WARN]``, ``[DONE]`` the end of training, and ``[REPORT]`` where a
@@ -21,7 +22,7 @@ import json
 import sys
 import time
 
-TAGS = ("LAUNCH", "DDP", "SETUP", "TRAIN", "EVAL", "EPOCH", "CKPT", "RESUME", "STOP", "WARN", "DONE", "REPORT")
+TAGS = ("LAUNCH", "DDP", "FT", "HEAL", "SETUP", "TRAIN", "EVAL", "EPOCH", "CKPT", "RESUME", "STOP", "WARN", "DONE", "REPORT")
 
 
 def _fmt(value) -> str:

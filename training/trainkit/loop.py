@@ -10,6 +10,7 @@ import threading
 import traceback
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 import torch
@@ -81,6 +82,50 @@ def weights_digest(model: torch.nn.Module) -> str:
     return h.hexdigest()
 
 
+def _to_local(obj):
+    """A state dict with every DTensor replaced by this rank's shard (a plain tensor): what a healing peer
+    of the same shape receives (torchft's transports would otherwise pickle the device mesh)."""
+    if hasattr(obj, "to_local") and isinstance(obj, torch.Tensor):
+        return obj.to_local()
+    if isinstance(obj, dict):
+        return {k: _to_local(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_to_local(v) for v in obj)
+    return obj
+
+
+def _rewrap(received, live):
+    """``received`` (from ``_to_local`` on a peer) with each shard put back into the DTensor layout that
+    ``live`` (this rank's own state dict) has at the same place."""
+    if hasattr(live, "to_local") and isinstance(live, torch.Tensor) and isinstance(received, torch.Tensor):
+        from torch.distributed.tensor import DTensor
+        return DTensor.from_local(received.to(live.device), live.device_mesh, live.placements, run_check=False,
+                                  shape=live.shape, stride=live.stride())
+    if isinstance(received, dict) and isinstance(live, dict):
+        return {k: _rewrap(v, live.get(k)) for k, v in received.items()}
+    if isinstance(received, (list, tuple)) and isinstance(live, (list, tuple)) and len(received) == len(live):
+        return type(received)(_rewrap(a, b) for a, b in zip(received, live))
+    return received
+
+
+def _rewrap_optim(received: dict, optimizer: torch.optim.Optimizer) -> dict:
+    """An optimizer state dict from ``_to_local`` with each per-parameter tensor (moments: the shape of
+    their parameter's shard) put back into its parameter's DTensor layout. The parameter is the template,
+    not this optimizer's own state, which a group healed before its first step does not have yet
+    (torch creates it lazily). Optimizer.state_dict numbers the parameters in param_groups order from 0."""
+    params = [p for group in optimizer.param_groups for p in group["params"]]
+    state = {}
+    for pid, per_param in received.get("state", {}).items():
+        p = params[int(pid)]
+        state[pid] = {k: _rewrap(v, p) if isinstance(v, torch.Tensor) and v.dim() == p.dim() and v.dim() > 0
+                      else v for k, v in per_param.items()}
+    return dict(received, state=state)
+
+
+def _first_line(err) -> str | None:
+    return None if err is None else str(err).splitlines()[0][:200]
+
+
 def _serialize(obj) -> bytes:
     buf = io.BytesIO()
     torch.save(obj, buf)
@@ -113,6 +158,11 @@ class Trainer:
     ``mode="ddp"``: ``raw_model`` is the unwrapped module, rank 0 writes whole
     state files. ``mode="fsdp"``: ``model`` is an FSDP2 module, saved and loaded
     with DCP ``get_state_dict``/``set_state_dict`` (sharded).
+
+    ``ft`` (a :class:`trainkit.ft.FaultTolerance`, from ``trainkit.ft.setup``): this process group is
+    one torchft replica group. The optimizer is wrapped (``torchft.Optimizer``), each step is dealt
+    over the groups of that step's quorum and counts only when it commits, the live state is what a
+    healing peer receives, and checkpoints go to this group's own folder (trainkit/ft.py).
     """
 
     def __init__(self, env: DistEnv, args, *, model: torch.nn.Module, optimizer: torch.optim.Optimizer,
@@ -120,10 +170,14 @@ class Trainer:
                  raw_model: torch.nn.Module | None = None, scheduler=None, scheduler_interval: str = "step",
                  eval_fn: Callable[[int], dict] | None = None, name: str = "train", eval_every: int = 0,
                  extra_state: tuple[Callable[[], dict], Callable[[dict], None]] | None = None,
-                 after_step: Callable[[int, float, float], None] | None = None):
+                 after_step: Callable[[int, float, float], None] | None = None, ft=None):
         if mode not in ("ddp", "fsdp"):
             raise ValueError(mode)
         self.env, self.args, self.model, self.optimizer = env, args, model, optimizer
+        self.ft = ft
+        self.inner_optimizer = optimizer          # what checkpoints and healing save (not the wrapper)
+        # The rank whose streams (dropout, ...) this process draws: with replica groups, unique in the job.
+        self.seed_rank = env.rank if ft is None else ft.group_id * env.world_size + env.rank
         self.sampler, self.step_fn, self.mode = sampler, step_fn, mode
         self.raw_model = raw_model if raw_model is not None else model
         self.scheduler, self.scheduler_interval = scheduler, scheduler_interval
@@ -148,9 +202,16 @@ class Trainer:
                 # collectives in a background thread, which must never interleave with the training
                 # collectives on the default group. gloo, so that it works on CPU state (and GPUs).
                 pg = dist.new_group(backend="gloo")
+            root = Path(args.checkpoint_dir)
+            if ft is not None:
+                from .ft import GROUP_DIR
+                root = root / GROUP_DIR.format(id=ft.group_id)   # each group its own folder: no cross-group writes
             self.ckpt = CheckpointManager(
-                args.checkpoint_dir, rank=env.rank, world_size=env.world_size, keep_last=args.keep_last,
+                root, rank=env.rank, world_size=env.world_size, keep_last=args.keep_last,
                 mode="single" if mode == "ddp" else "dcp", async_save=args.async_checkpoint, process_group=pg)
+        if ft is not None:
+            self.optimizer = ft.optimizer(optimizer)
+            ft.register_state(self._live_state, self._load_live_state)
 
     # -- state -------------------------------------------------------------
     def _trainer_state(self, rng_all: list) -> dict:
@@ -161,7 +222,29 @@ class Trainer:
             "scheduler": self.scheduler.state_dict() if self.scheduler is not None else None,
             "audit": self.seen_committed.clone() if self.audit else None,
             "extra": self.extra_state[0]() if self.extra_state is not None else None,
+            "torchft": self.ft.state_dict() if self.ft is not None else None,
         }
+
+    # -- healing (torchft) ----------------------------------------------------
+    def _live_state(self) -> dict:
+        """What a healing replica group receives from this one (shards of this rank as plain tensors)."""
+        return {"model": _to_local(self.raw_model.state_dict()),
+                "optim": _to_local(self.inner_optimizer.state_dict()),
+                "scheduler": self.scheduler.state_dict() if self.scheduler is not None else None,
+                "sampler": self.sampler.state_dict(), "last_loss": self.last_loss,
+                "last_eval": self.last_eval,
+                "extra": self.extra_state[0]() if self.extra_state is not None else None}
+
+    def _load_live_state(self, state: dict) -> None:
+        self.raw_model.load_state_dict(_rewrap(state["model"], self.raw_model.state_dict()))
+        self.inner_optimizer.load_state_dict(_rewrap_optim(state["optim"], self.inner_optimizer))
+        if self.scheduler is not None and state["scheduler"] is not None:
+            self.scheduler.load_state_dict(state["scheduler"])
+        self.sampler.load_state_dict(state["sampler"])
+        self.last_loss = float(state["last_loss"])
+        self.last_eval = dict(state.get("last_eval") or {})
+        if self.extra_state is not None and state.get("extra") is not None:
+            self.extra_state[1](state["extra"])
 
     def _all_gather_object(self, obj) -> list:
         if self.env.world_size == 1:
@@ -185,11 +268,11 @@ class Trainer:
         if self.mode == "ddp":
             if self.env.rank == 0:
                 files["model_optim.pt"] = _serialize({"model": self.raw_model.state_dict(),
-                                                      "optim": self.optimizer.state_dict()})
+                                                      "optim": self.inner_optimizer.state_dict()})
             blocking = self.ckpt.save(self.step, files, meta, sync=sync, t_start=t0)
         else:
             from torch.distributed.checkpoint.state_dict import get_state_dict
-            model_sd, optim_sd = get_state_dict(self.model, self.optimizer)
+            model_sd, optim_sd = get_state_dict(self.model, self.inner_optimizer)
             blocking = self.ckpt.save(self.step, files, meta, dcp_state={"model": model_sd, "optim": optim_sd},
                                       sync=sync, t_start=t0)
         self.ckpt_blocking_s += blocking
@@ -198,13 +281,13 @@ class Trainer:
     def resume(self) -> None:
         env = self.env
         if self.ckpt is None:
-            torch.manual_seed(self.args.seed * 1000 + env.rank)
+            torch.manual_seed(self.args.seed * 1000 + self.seed_rank)
             log("RESUME", rank=env.rank, source="none", reason="no --checkpoint-dir", step=0)
             return
         self.ckpt.start_fresh_incarnation()
         info = self.ckpt.find_latest()
         if info is None:
-            torch.manual_seed(self.args.seed * 1000 + env.rank)
+            torch.manual_seed(self.args.seed * 1000 + self.seed_rank)
             log("RESUME", rank=env.rank, source="none", reason="no complete checkpoint", step=0,
                 restart=env.restart_count)
             return
@@ -213,14 +296,15 @@ class Trainer:
         if self.mode == "ddp":
             mo = torch.load(info.path / "model_optim.pt", map_location=env.device, weights_only=True)
             self.raw_model.load_state_dict(mo["model"])
-            self.optimizer.load_state_dict(mo["optim"])
+            self.inner_optimizer.load_state_dict(mo["optim"])
         else:
             import torch.distributed.checkpoint as dcp
             from torch.distributed.checkpoint.state_dict import get_state_dict, set_state_dict
-            model_sd, optim_sd = get_state_dict(self.model, self.optimizer)
+            model_sd, optim_sd = get_state_dict(self.model, self.inner_optimizer)
             sd = {"model": model_sd, "optim": optim_sd}
             dcp.load(sd, checkpoint_id=str(info.path / "dcp"), process_group=self.ckpt.process_group)
-            set_state_dict(self.model, self.optimizer, model_state_dict=sd["model"], optim_state_dict=sd["optim"])
+            set_state_dict(self.model, self.inner_optimizer, model_state_dict=sd["model"],
+                           optim_state_dict=sd["optim"])
         if self.scheduler is not None and state["scheduler"] is not None:
             self.scheduler.load_state_dict(state["scheduler"])
         self.sampler.load_state_dict(state["sampler"])
@@ -231,13 +315,15 @@ class Trainer:
             self.seen_committed.copy_(state["audit"])
         if self.extra_state is not None and state.get("extra") is not None:
             self.extra_state[1](state["extra"])
+        if self.ft is not None:
+            self.ft.load_state_dict(state.get("torchft") or {"step": self.step, "batches_committed": 0})
         saved_ws = int(state["world_size"])
         if saved_ws == env.world_size:
             set_rng_state(state["rng"][env.rank], env.device)
             rng = "restored"
         else:
             # Another world size: per-rank streams cannot be mapped; derive fresh ones.
-            torch.manual_seed(self.args.seed * 1000 + self.step * 7919 + env.rank)
+            torch.manual_seed(self.args.seed * 1000 + self.step * 7919 + self.seed_rank)
             rng = "reseeded"
         log("RESUME", rank=env.rank, source=str(info.path), step=self.step, epoch=self.sampler.epoch,
             consumed=self.sampler.consumed, world_size=env.world_size, saved_world_size=saved_ws,
@@ -256,6 +342,77 @@ class Trainer:
             return True
         return self.sampler.epoch >= self.args.epochs
 
+    def _step(self):
+        """One step of the whole process group: (batch, stop) once it counts."""
+        env = self.env
+        batch = self.sampler.next_batch(env.rank, env.world_size)
+        self.model.train()
+        self.optimizer.zero_grad(set_to_none=True)
+        loss_sum = self.step_fn(batch)
+        self.optimizer.step()
+        if self.scheduler is not None and self.scheduler_interval == "step":
+            self.scheduler.step()
+        self.step += 1
+        if self.audit and batch.indices:
+            self.seen_local[torch.tensor(batch.indices)] += 1
+        red = torch.tensor([float(loss_sum), 1.0 if self.preempt.requested else 0.0],
+                           dtype=torch.float64, device=env.device)
+        if env.world_size > 1:
+            dist.all_reduce(red)
+        self.last_loss = red[0].item() / batch.global_count
+        return batch, red[1].item() > 0
+
+    def _ft_step(self):
+        """One step of this replica group under torchft: (batch, stop), batch None when it did not commit.
+
+        ``zero_grad`` (torchft.Optimizer) starts the quorum; the step is dealt over the ranks of the
+        groups at the quorum's step (``num_participants``; a healing group takes no sample and its
+        gradients count zero), the loss is summed over those groups, and ``step`` applies the update
+        only if ``should_commit`` agrees. The data position moves on only then, from the state the
+        group holds after the step (a healed group's is its peer's)."""
+        env, m = self.env, self.ft.manager
+        self.model.train()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.ft.wait_quorum()                      # LighthouseLost when the Lighthouse is gone
+        world = m.num_participants() * env.world_size
+        prank = m.participating_rank() if m.is_participating() else None
+        rank = None if prank is None else prank * env.world_size + env.rank
+        batch = self.sampler.peek_batch(rank, world)
+        loss_sum = self.step_fn(batch)
+        red = torch.tensor([float(loss_sum), 1.0 if self.preempt.requested else 0.0],
+                           dtype=torch.float64, device=env.device)
+        if env.world_size > 1:
+            dist.all_reduce(red)
+        loss = red[:1].clone()
+        self.ft.sum_across_groups(loss)
+        before = m.current_step()
+        self.optimizer.step()                      # should_commit, then the wrapped optimizer's step
+        stop = red[1].item() > 0
+        if m.current_step() == before:
+            if env.rank == 0:
+                log("FT", rank=0, replica_group=self.ft.group_id, step=self.step + 1, committed=False,
+                    participants=world // env.world_size, error=_first_line(m.errored()))
+            return None, stop
+        if self.scheduler is not None and self.scheduler_interval == "step":
+            self.scheduler.step()
+        batch = self.sampler.peek_batch(rank, world)   # a healed group's position is its peer's now
+        self.sampler.advance(batch)
+        self.step = m.current_step()
+        self.last_loss = loss.item() / batch.global_count
+        return batch, stop
+
+    def _log_heal(self) -> None:
+        """After a step in which this group healed from a peer or served a healing one: the weights' digest,
+        which a peer that took part in the same transfer logs for the same step."""
+        ft = self.ft
+        if not (ft.healed or ft.sent):
+            return
+        role = "received" if ft.healed else "sent"
+        ft.healed = ft.sent = False
+        digest = weights_digest(self.model)
+        log("HEAL", rank=self.env.rank, replica_group=ft.group_id, role=role, step=self.step,
+            weights_sha256=digest)
+
     def run(self) -> TrainResult:
         env, args = self.env, self.args
         self.resume()
@@ -265,29 +422,22 @@ class Trainer:
         try:
             while not self.finished():
                 t0 = time.perf_counter()
-                batch = self.sampler.next_batch(env.rank, env.world_size)
-                self.model.train()
-                self.optimizer.zero_grad(set_to_none=True)
-                loss_sum = self.step_fn(batch)
-                self.optimizer.step()
-                if self.scheduler is not None and self.scheduler_interval == "step":
-                    self.scheduler.step()
-                self.step += 1
+                batch, stop = self._ft_step() if self.ft is not None else self._step()
+                if batch is None:                    # a torchft step that did not commit: deal it again
+                    if stop:
+                        self._stop(self.finished())
+                    continue
                 steps_run += 1
-                if self.audit and batch.indices:
-                    self.seen_local[torch.tensor(batch.indices)] += 1
-                red = torch.tensor([float(loss_sum), 1.0 if self.preempt.requested else 0.0],
-                                   dtype=torch.float64, device=env.device)
-                if env.world_size > 1:
-                    dist.all_reduce(red)
-                self.last_loss = red[0].item() / batch.global_count
-                stop = red[1].item() > 0
+                if self.ft is not None:
+                    self._log_heal()
                 done = self.finished()
                 if env.rank == 0 and (self.step % max(1, args.log_every) == 0 or steps_run == 1 or done):
                     lr = self.optimizer.param_groups[0]["lr"]
+                    extra = {} if self.ft is None else {"replica_group": self.ft.group_id,
+                                                        "participants": batch.world_size // env.world_size}
                     log("TRAIN", rank=0, step=self.step, epoch=batch.epoch, loss=round(self.last_loss, 6),
                         lr=float(f"{lr:.6g}"), step_s=round(time.perf_counter() - t0, 4),
-                        world_size=env.world_size)
+                        world_size=batch.world_size, **extra)
                 if self.after_step is not None:
                     self.after_step(self.step, self.last_loss, self.optimizer.param_groups[0]["lr"])
                 epoch_end = self.sampler.epoch_done
@@ -302,17 +452,15 @@ class Trainer:
                     self.save(sync=stop or done, reason="sigterm" if stop else "epoch" if epoch_end
                               else "final" if done else "interval")
                 if stop and not done:
-                    if self.ckpt is not None:
-                        self.ckpt.wait()
-                    log("STOP", rank=env.rank, step=self.step, action="exit", exit=PREEMPT_EXIT_CODE,
-                        saved=self.ckpt is not None)
-                    os._exit(PREEMPT_EXIT_CODE)
+                    self._stop(done)
                 if args.step_sleep > 0 and not done:
                     time.sleep(args.step_sleep)    # drills only; not counted in step_s
             if self.ckpt is not None:
                 self.save(sync=True, reason="final")
                 self.ckpt.wait()
         except Exception as exc:
+            if self.ft is not None and type(exc).__name__ == "LighthouseLost":
+                self._lighthouse_lost(exc)
             # Typically a peer died and a collective failed. Finish a rank-0 whole-file write already
             # in flight (it needs no collectives), so that the restart loses as little as possible,
             # then exit at once: the agent restarts the group as soon as this process is gone, and a
@@ -326,14 +474,39 @@ class Trainer:
             os._exit(1)
         digest = weights_digest(self.model)
         train_s = time.perf_counter() - t_start
+        extra = {} if self.ft is None else {"replica_group": self.ft.group_id}
         log("DONE", rank=env.rank, step=self.step, epoch=self.sampler.epoch, final_loss=self.last_loss,
             weights_sha256=digest, resumed_from=self.resumed_from, restart=env.restart_count,
             world_size=env.world_size, steps_run=steps_run, train_s=round(train_s, 3),
-            ckpt_blocking_s=round(self.ckpt_blocking_s, 4),
+            ckpt_blocking_s=round(self.ckpt_blocking_s, 4), **extra,
             **{k: v for k, v in self.last_eval.items()})
         if env.world_size > 1:
             dist.barrier()
+        if self.ft is not None:
+            self.ft.shutdown()
         return TrainResult(self.step, self.sampler.epoch, self.last_loss, digest, self.resumed_from)
+
+    def _lighthouse_lost(self, exc) -> None:
+        """No quorum without the Lighthouse: save this committed step (every rank of the group is here) and
+        exit 75, so the launcher restarts the group; it waits for the Lighthouse and resumes from this step,
+        and so does every other group. Nothing trained is lost (docs/training.md, "When the Lighthouse dies")."""
+        from .ft import LIGHTHOUSE_EXIT_CODE
+        log("FT", rank=self.env.rank, replica_group=self.ft.group_id, step=self.step, lighthouse="lost",
+            action="save-and-restart", reason=str(exc), exit=LIGHTHOUSE_EXIT_CODE)
+        if self.ckpt is not None:
+            self.save(sync=True, reason="lighthouse")
+            self.ckpt.wait()
+        sys.stdout.flush()
+        os._exit(LIGHTHOUSE_EXIT_CODE)
+
+    def _stop(self, done: bool) -> None:
+        """SIGTERM agreed on: the checkpoint of this step is saved (synchronously); exit with 143."""
+        if self.ckpt is not None:
+            self.save(sync=True, reason="sigterm")
+            self.ckpt.wait()
+        log("STOP", rank=self.env.rank, step=self.step, action="exit", exit=PREEMPT_EXIT_CODE,
+            saved=self.ckpt is not None)
+        os._exit(PREEMPT_EXIT_CODE)
 
     def _end_epoch(self) -> None:
         ended = self.sampler.epoch

@@ -26,6 +26,7 @@ class Batch:
     global_count: int       # samples in the step over all ranks
     epoch: int
     start: int              # position in the epoch's permutation where the step starts
+    world_size: int = 1     # ranks whose gradients the step averages: scale a loss sum by world_size / global_count
 
 
 class ElasticSampler:
@@ -74,14 +75,26 @@ class ElasticSampler:
 
     def next_batch(self, rank: int, world_size: int) -> Batch:
         """This rank's share of the next step; advances the position."""
+        batch = self.peek_batch(rank, world_size)
+        self.advance(batch)
+        return batch
+
+    def peek_batch(self, rank: int | None, world_size: int) -> Batch:
+        """This rank's share of the next step over ``world_size`` ranks, without advancing (``rank``
+        None: a rank that takes no part in the step gets no sample); ``advance`` once the step counts."""
         if self.consumed >= self.num_samples:
             raise RuntimeError("epoch exhausted; call end_epoch() first")
         perm = self.permutation(self.epoch)
         start = self.consumed
         chunk = perm[start:start + world_size * self.batch_size]
-        mine = chunk[rank::world_size].tolist()
-        self.consumed += len(chunk)
-        return Batch(indices=mine, global_count=len(chunk), epoch=self.epoch, start=start)
+        mine = [] if rank is None else chunk[rank::world_size].tolist()
+        return Batch(indices=mine, global_count=len(chunk), epoch=self.epoch, start=start, world_size=world_size)
+
+    def advance(self, batch: Batch) -> None:
+        if batch.epoch != self.epoch or batch.start != self.consumed:
+            raise RuntimeError(f"batch at epoch {batch.epoch} position {batch.start} is not the next one "
+                               f"(epoch {self.epoch}, position {self.consumed})")
+        self.consumed += batch.global_count
 
     @property
     def epoch_done(self) -> bool:

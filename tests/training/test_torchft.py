@@ -1,0 +1,182 @@
+"""Per-step fault tolerance (``--fault-tolerance torchft``, trainkit/ft.py): real Lighthouse, real torchrun
+agents, one replica group each, on CPU with gloo. A group is killed mid-run: the healthy group's step
+counter never goes back, and the returning group heals from it (its weights after the transfer equal
+its peer's, digest against digest); the Lighthouse itself is killed and started again: the groups wait,
+then train on, nobody restarts."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from training_harness import PYTHON, SMOKE_ARGS, T5_ARGS, base_env, free_port
+
+pytestmark = pytest.mark.timeout(180)
+
+# The Lighthouse as the bench and the manifests start it, with a heartbeat timeout short enough that a dead
+# group is declared dead in half a second (torchft's default is 5 s).
+LIGHTHOUSE = [str(Path(sys.executable).parent / "torchft_lighthouse"), "--min_replicas", "1",
+              "--quorum_tick_ms", "100", "--heartbeat_timeout_ms", "500", "--join_timeout_ms", "5000"]
+FT_SMOKE = [a for a in SMOKE_ARGS if a != "--audit-samples"] + ["--step-sleep", "0.05"]
+FT_T5 = [a for a in T5_ARGS if a != "--audit-samples"] + ["--max-steps", "16"]
+
+
+class Lighthouse:
+    def __init__(self, tmp: Path):
+        self.port = free_port()
+        self.tmp = tmp
+        self.proc = None
+        self.starts = 0
+
+    @property
+    def address(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self):
+        self.starts += 1
+        with open(self.tmp / f"lighthouse{self.starts}.log", "wb") as out:
+            self.proc = subprocess.Popen([*LIGHTHOUSE, "--bind", f"127.0.0.1:{self.port}"], stdout=out,
+                                         stderr=subprocess.STDOUT, env=base_env(RUST_LOG="warn"),
+                                         start_new_session=True)
+
+    def kill(self):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+@pytest.fixture
+def lighthouse(tmp_path):
+    lh = Lighthouse(tmp_path)
+    lh.start()
+    yield lh
+    lh.kill()
+
+
+def start_groups(cluster, lighthouse, sample, args, ckpt, n=2):
+    ckpt = ckpt if isinstance(ckpt, list) else ["--checkpoint-dir", str(ckpt)]
+    return [cluster.start(f"group{g}", sample, [*args, *ckpt], nproc=1, max_restarts=3,
+                          env={"TRAINKIT_FAULT_TOLERANCE": "torchft", "REPLICA_GROUP_ID": g,
+                               "NUM_REPLICA_GROUPS": n, "TORCHFT_LIGHTHOUSE": lighthouse.address,
+                               "RUST_LOG": "warn"})
+            for g in range(n)]
+
+
+def trains(agent) -> list[tuple[int, float, int]]:
+    """(step, ts, participants) of every [TRAIN] line of a group."""
+    return [(int(e["step"]), float(e["ts"]), int(e["participants"])) for e in agent.events("TRAIN")]
+
+
+def wait_step(cluster, agent, step, timeout=120):
+    return cluster.wait_for(lambda: [s for s in trains(agent) if s[0] >= step], timeout,
+                            f"{agent.name} at step {step}")
+
+
+def newest_worker_pid(agent) -> int:
+    return int(agent.events("DDP")[-1]["pid"])
+
+
+def assert_never_back(agent):
+    steps = [s for s, _, _ in trains(agent)]
+    assert steps == sorted(steps) and len(set(steps)) == len(steps), f"{agent.name} stepped back: {steps}"
+
+
+def heal_pairs(healthy, returning, after: float) -> list[tuple[dict, dict]]:
+    """([HEAL] received by the returning group after ``after``, the healthy group's [HEAL] sent at that step)."""
+    received = [e for e in returning.events("HEAL") if e["role"] == "received" and float(e["ts"]) > after]
+    sent = {e["step"]: e for e in healthy.events("HEAL") if e["role"] == "sent"}
+    return [(r, sent.get(r["step"])) for r in received]
+
+
+def kill_a_group_and_check_it_heals(cluster, lighthouse, sample, args, tmp_path, min_steps):
+    ck = ["--checkpoint-dir", str(tmp_path / "ck")] if "--output-dir" not in args else []
+    g0, g1 = start_groups(cluster, lighthouse, sample, args, ck)
+    # both groups train together, and group 1 has published a checkpoint of its own
+    cluster.wait_for(lambda: len([s for s in trains(g1) if s[2] == 2]) >= min_steps
+                     and [e for e in g1.events("CKPT") if e.get("phase") == "complete"], 120,
+                     f"group1 training {min_steps} steps with group0 and a checkpoint of its own")
+    t_kill = time.time()
+    os.kill(newest_worker_pid(g1), signal.SIGKILL)   # group 1's worker; its torchrun starts it again
+    assert cluster.wait_all(150) == [0, 0], cluster.dump()
+    assert_never_back(g0)
+    before = [s for s in trains(g1) if s[1] <= t_kill]
+    after = [s for s in trains(g1) if s[1] > t_kill]
+    assert after and [s for s, _, _ in after] == sorted({s for s, _, _ in after})
+    # group 0 never restarted, and trained alone while group 1 was away
+    assert len(g0.events("DDP")) == 1
+    assert [s for s in trains(g0) if s[2] == 1 and s[1] > t_kill]
+    # group 1 came back (torchrun restarted its worker), resumed from its own checkpoint, then received the
+    # live state from group 0: the same weights, digest for digest, at the same step
+    assert len(g1.events("DDP")) == 2 and g1.events("DDP")[1]["restart"] == "1"
+    resume = [e for e in g1.events("RESUME") if float(e["ts"]) > t_kill]
+    assert len(resume) == 1 and resume[0]["source"] != "none" and int(resume[0]["step"]) <= before[-1][0]
+    pairs = heal_pairs(g0, g1, t_kill)
+    assert len(pairs) == 1, cluster.dump()
+    received, sent = pairs[0]
+    assert sent is not None, (received, g0.events("HEAL"))
+    assert received["weights_sha256"] == sent["weights_sha256"]
+    assert int(received["step"]) > int(resume[0]["step"]) and int(received["step"]) == after[0][0]
+    # and from then on both train together, to the same end
+    d0, d1 = g0.events("DONE")[-1], g1.events("DONE")[-1]
+    assert d0["step"] == d1["step"] and d0["weights_sha256"] == d1["weights_sha256"]
+    assert d0["final_loss"] == d1["final_loss"]
+    together = [s for s in trains(g0) if s[0] > int(received["step"])]
+    assert together and all(p == 2 for _, _, p in together)
+    return g0, t_kill
+
+
+def test_ddp_group_killed_heals_from_its_peer(cluster, lighthouse, tmp_path):
+    g0, t_kill = kill_a_group_and_check_it_heals(cluster, lighthouse, "smoke.py", FT_SMOKE, tmp_path, min_steps=4)
+    # the healthy group's pauses: between two of its steps, at most the Lighthouse's heartbeat timeout
+    # plus the step and a quorum, here about a second; bounded loosely for a loaded machine
+    ts = [t for _, t, _ in trains(g0)]
+    assert max(b - a for a, b in zip(ts, ts[1:])) < 10
+
+
+def test_fsdp_group_killed_heals_sharded_state(cluster, lighthouse, tmp_path):
+    kill_a_group_and_check_it_heals(cluster, lighthouse, "t5_fsdp.py", FT_T5, tmp_path, min_steps=2)
+
+
+def test_llm_fsdp_group_killed_heals_and_one_group_writes_the_outputs(cluster, lighthouse, tiny_llm, tmp_path):
+    data = tiny_llm["data"]["chat"]
+    out = tmp_path / "out"
+    args = ["--model-local-dir", str(tiny_llm["model"]), "--local-files-only", "--train-file",
+            str(data / "train.jsonl"), "--val-file", str(data / "val.jsonl"), "--deterministic", "--log-every", "1",
+            "--parallel", "fsdp", "--finetune", "full", "--seq-len", "32", "--batch-size", "2", "--max-steps", "40",
+            "--checkpoint-every", "4", "--eval-every", "8", "--lr", "1e-2", "--step-sleep", "0.1",
+            "--output-dir", str(out)]
+    g0, _ = kill_a_group_and_check_it_heals(cluster, lighthouse, "llm_finetune.py", args, tmp_path, min_steps=2)
+    report = __import__("json").loads((out / "report.json").read_text())
+    assert report["steps"] == 40 and report["weights_sha256"] == g0.events("DONE")[-1]["weights_sha256"]
+    assert (out / "final" / "final.json").is_file() and (out / "best").is_symlink()
+    assert not [p for p in out.iterdir() if ".tmp-" in p.name]
+
+
+def test_lighthouse_lost_every_group_saves_its_step_restarts_and_loses_nothing(cluster, lighthouse, tmp_path):
+    g0, g1 = start_groups(cluster, lighthouse, "smoke.py", FT_SMOKE, tmp_path / "ck")
+    wait_step(cluster, g0, 8)
+    lighthouse.kill()
+    t_kill = time.time()
+    time.sleep(1)                               # the Deployment's restart (and the Lighthouse's own start)
+    lighthouse.start()
+    assert cluster.wait_all(150) == [0, 0], cluster.dump()
+    for g in (g0, g1):
+        assert_never_back(g)
+        lost = [e for e in g.events("FT") if e.get("lighthouse") == "lost"]
+        assert len(lost) == 1 and lost[0]["exit"] == "75", g.events("FT")
+        # noticed within a second of quorum plus the 2 s grace, not torchft's 60 s quorum timeout
+        assert float(lost[0]["ts"]) - t_kill < 10
+        step = int(lost[0]["step"])
+        saved = [e for e in g.events("CKPT") if e.get("reason") == "lighthouse" and e.get("phase") == "complete"]
+        assert [int(e["step"]) for e in saved] == [step]
+        ddp = g.events("DDP")
+        assert len(ddp) == 2 and ddp[1]["restart"] == "1"
+        resume = g.events("RESUME")[-1]
+        assert int(resume["step"]) == step == max(s for s, t, _ in trains(g) if t <= float(lost[0]["ts"]))
+    d0, d1 = g0.events("DONE")[-1], g1.events("DONE")[-1]
+    assert d0["weights_sha256"] == d1["weights_sha256"] and d0["step"] == d1["step"]
