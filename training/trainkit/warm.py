@@ -43,3 +43,11 @@ def preload(script: str) -> bool:
 _script = os.environ.get(SCRIPT_ENV)
 if _script:
     preload(_script)
+if os.environ.get("TRAINKIT_FAULT_TOLERANCE") == "torchft":
+    # the replica groups' Manager (trainkit/ft.py imports it lazily; 0.3 s per restarted worker otherwise)
+    try:
+        import torchft  # noqa: F401
+        from torchft.checkpointing import pg_transport  # noqa: F401
+    except ImportError as e:
+        print(f"[WARN] trainkit.warm: torchft not importable ({e}); workers import it themselves",
+              file=sys.stderr, flush=True)
