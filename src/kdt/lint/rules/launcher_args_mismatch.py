@@ -4,7 +4,9 @@ torchrun flags written into `command`/`args` win over the operator's PET_*
 env: `--nnodes 2` in a job of 4 replicas, or `--nproc_per_node 8` on a pod with
 4 GPUs, hangs the rendezvous or starts processes with no GPU. Compared with
 the PyTorchJob's total replicas (or elastic `min:max`), the TrainJob's
-`numNodes`, the StatefulSet's replicas, and the container's GPU count.
+`numNodes`, the StatefulSet's replicas, and the container's GPU count. A torchft
+replica group (trainkit's `--fault-tolerance torchft`) is a torchrun world of its
+own, one pod: there `--nnodes` is 1 whatever the replicas.
 
 Source: trainer v2.x pkg/constants/constants.go (PET_* = torchrun's argparse env names);
 training-operator v1.8/v1.9 pkg/controller.v1/pytorch/envvar.go (PET_NNODES = replicas).
@@ -13,6 +15,7 @@ from ... import kinds as K
 from ...findings import ERROR
 from ..pods import all_containers, as_int, command_line, gpu_count
 from ..pods import runtime_for
+from ._torchft import is_replica_group
 from ._torchrun import flag
 from ._util import d
 
@@ -58,9 +61,11 @@ def check(docs, ctx):
                 continue
             where = path + (("command",) if "command" in c else ("args",))
             n = f.get("nnodes")
-            if n and nodes and not n.startswith("$") and n != nodes:
-                if not (elastic and n == nodes.replace(":", ":")):
-                    yield doc.finding(ID, f"--nnodes {n} disagrees with the manifest's {nodes} node(s)", where)
+            # each pod one replica group: one node per torchrun
+            want, el = ("1", False) if is_replica_group(c) else (nodes, elastic)
+            if n and want and not n.startswith("$") and n != want:
+                if not (el and n == want.replace(":", ":")):
+                    yield doc.finding(ID, f"--nnodes {n} disagrees with the manifest's {want} node(s)", where)
             npp = f.get("nproc")
             gpus = gpu_count(c)
             if npp and gpus and as_int(npp) is not None and as_int(npp) != gpus:
