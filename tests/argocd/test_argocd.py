@@ -35,8 +35,9 @@ def test_one_application_per_overlay_and_every_one_renders_and_validates():
     appset = next(d for d in docs if d.kind == "ApplicationSet")
     excluded = {Path(d["path"]).name for d in appset.data["spec"]["generators"][0]["git"]["directories"]
                 if d.get("exclude")}
-    # alternatives of ddp, fsdp-trainer-2.3 and statefulset: the same objects (llm-trainjob: statefulset's PVCs)
-    assert excluded == {"elastic", "fsdp", "scale-512-*", "llm-trainjob"}
+    # alternatives of ddp, fsdp-trainer-2.3 and statefulset: the same objects (llm-trainjob: statefulset's PVCs;
+    # torchft-*: their PVCs, and one Lighthouse name per namespace)
+    assert excluded == {"elastic", "fsdp", "scale-512-*", "llm-trainjob", "torchft-*"}
     overlays = sorted(p.name for p in (ROOT / "overlays").iterdir()
                       if T.is_kustomization(p) and not any(fnmatch.fnmatch(p.name, x) for x in excluded))
     generated = sorted(a.name for a in apps if a.generated_from)
@@ -59,8 +60,9 @@ def test_the_project_permits_exactly_the_kinds_the_applications_render():
         used |= {(d.group, d.kind) for d in rendered}
     allowed = {(gk["group"], gk["kind"]) for key in ("clusterResourceWhitelist", "namespaceResourceWhitelist")
                for gk in project.data["spec"][key]}
-    # NetworkPolicy comes with the optional components/network-policy and the chart's networkPolicy.enabled.
-    assert used <= allowed and allowed - used == {("networking.k8s.io", "NetworkPolicy")}
+    # NetworkPolicy comes with the optional components/network-policy and the chart's networkPolicy.enabled;
+    # Deployment with the torchft overlays' Lighthouse (excluded alternatives, swapped in by hand).
+    assert used <= allowed and allowed - used == {("networking.k8s.io", "NetworkPolicy"), ("apps", "Deployment")}
     assert project.data["spec"]["clusterResourceWhitelist"] == [
         {"group": "trainer.kubeflow.org", "kind": "ClusterTrainingRuntime"}]
 

@@ -326,3 +326,36 @@ def test_gang_scheduling_by_path_and_refused_for_a_statefulset():
     assert rt["spec"]["podGroupPolicy"] == {"coscheduling": {"scheduleTimeoutSeconds": 600}}
     proc = template("--set", "mode=statefulset", "--set", "scheduling.gang.enabled=true")
     assert proc.returncode != 0 and "scheduling.gang.enabled: a StatefulSet has no gang scheduling" in proc.stderr
+
+
+@pytest.mark.parametrize("mode,where", [("pytorchjob", "replica-index"), ("trainjob", "job-completion-index"),
+                                        ("statefulset", "pod-index")])
+def test_fault_tolerance_makes_every_pod_a_replica_group_with_its_own_index(mode, where):
+    docs = template_docs("--set", f"mode={mode}", "--set", "faultTolerance.enabled=true", "--set", "nodes=3",
+                         "--set", "faultTolerance.minReplicaGroups=2")
+    kinds = {d["kind"]: d for d in docs}
+    lh = kinds["Deployment"]
+    assert lh["spec"]["replicas"] == 1 and lh["spec"]["strategy"]["type"] == "Recreate"
+    assert {e["name"]: e.get("value") for e in lh["spec"]["template"]["spec"]["containers"][0]["env"]}[
+        "MIN_REPLICA_GROUPS"] == "2"
+    svc = next(d for d in docs if d["kind"] == "Service" and d["metadata"]["name"] == "torchft-lighthouse")
+    assert svc["spec"]["ports"][0]["port"] == 29510 and "NetworkPolicy" in kinds
+    text = yaml.safe_dump([d for d in docs if d["kind"] in ("PyTorchJob", "TrainJob", "StatefulSet",
+                                                             "ClusterTrainingRuntime")])
+    assert where in text and "--standalone" in text and "--rdzv-backend" not in text
+    assert "NUM_REPLICA_GROUPS\n" in text and "'3'" in text and "torchft.torch-k8s.io/lighthouse" in text
+    if mode == "pytorchjob":
+        job = kinds["PyTorchJob"]
+        assert list(job["spec"]["pytorchReplicaSpecs"]) == ["Worker"]      # peers: no Master
+        assert job["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"] == 3
+        assert job["spec"]["runPolicy"]["backoffLimit"] == 100
+
+
+@pytest.mark.parametrize("sets,says", [
+    (["mode=elastic"], "faultTolerance.enabled: mode elastic has no replica groups"),
+    (["faultTolerance.minReplicaGroups=3"], "faultTolerance.minReplicaGroups (3) must be 1..nodes (2)"),
+    (["mode=trainjob", "trainJob.runtime.create=false", "trainJob.runtime.name=x"], "set trainJob.runtime.create"),
+])
+def test_fault_tolerance_settings_that_cannot_work_fail_the_render(sets, says):
+    proc = template("--set", "faultTolerance.enabled=true", *[a for s in sets for a in ("--set", s)])
+    assert proc.returncode != 0 and says in proc.stderr, proc.stderr

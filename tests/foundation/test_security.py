@@ -109,11 +109,15 @@ def test_network_policy_component_selects_the_jobs_own_pods(overlay_with, overla
 def test_chart_network_policy_value(values):
     helm = str(ROOT / ".venv/bin/helm")
     base = [helm, "template", "trainer", str(ROOT / "charts/trainer"), "-f", str(values)]
-    off = subprocess.run(base, capture_output=True, text=True, check=True).stdout
-    assert "kind: NetworkPolicy" not in off
-    on = subprocess.run(base + ["--set", "networkPolicy.enabled=true"], capture_output=True, text=True, check=True).stdout
     import yaml
-    (np,) = [d for d in yaml.safe_load_all(on) if d and d["kind"] == "NetworkPolicy"]
+
+    def peers(text):       # the job's own policy (a torchft job also has its Lighthouse's)
+        return [d for d in yaml.safe_load_all(text) if d and d["kind"] == "NetworkPolicy"
+                and d["metadata"]["name"] != "torchft-lighthouse"]
+    off = subprocess.run(base, capture_output=True, text=True, check=True).stdout
+    assert not peers(off)
+    on = subprocess.run(base + ["--set", "networkPolicy.enabled=true"], capture_output=True, text=True, check=True).stdout
+    (np,) = peers(on)
     sel = np["spec"]["podSelector"]["matchLabels"]
     assert np["spec"]["ingress"][0]["from"][0]["podSelector"]["matchLabels"] == sel
     assert set(sel) & {"training.kubeflow.org/job-name", "jobset.sigs.k8s.io/jobset-name", "app.kubernetes.io/instance"}

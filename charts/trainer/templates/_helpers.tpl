@@ -227,6 +227,15 @@ topologySpreadConstraints:
 {{- if and (eq .Values.mode "trainjob") (not .Values.trainJob.runtime.create) (include "trainer.podPlacement" . | trim) }}
 {{- fail "scheduling.priorityClassName, scheduling.onePodPerNode and topologySpreadConstraints go into the runtime's pods (a TrainJob's patches have no such fields): set them in the existing runtime, or trainJob.runtime.create" }}
 {{- end }}
+{{- if and .Values.faultTolerance.enabled (not (has .Values.mode (list "pytorchjob" "trainjob" "statefulset"))) }}
+{{- fail (printf "faultTolerance.enabled: mode %s has no replica groups; use pytorchjob, trainjob or statefulset" .Values.mode) }}
+{{- end }}
+{{- if and .Values.faultTolerance.enabled (or (lt (int .Values.faultTolerance.minReplicaGroups) 1) (gt (int .Values.faultTolerance.minReplicaGroups) (int .Values.nodes))) }}
+{{- fail (printf "faultTolerance.minReplicaGroups (%d) must be 1..nodes (%d): more than the groups and no quorum ever forms" (int .Values.faultTolerance.minReplicaGroups) (int .Values.nodes)) }}
+{{- end }}
+{{- if and .Values.faultTolerance.enabled (eq .Values.mode "trainjob") (not .Values.trainJob.runtime.create) }}
+{{- fail "faultTolerance.enabled with trainjob: the groups' pods restart one by one only in the runtime the chart creates (its node Job's backoffLimit and restartPolicy): set trainJob.runtime.create" }}
+{{- end }}
 {{- if and (eq .Values.mode "statefulset") .Values.scheduling.gang.enabled }}
 {{- fail "scheduling.gang.enabled: a StatefulSet has no gang scheduling of its own (queue it with scheduling.queueName; components/kueue/README.md)" }}
 {{- end }}
@@ -244,4 +253,43 @@ arg would in the other modes (the kubelet still expands $(VAR) before bash runs)
 {{- else -}}
 '{{ replace "'" "'\\''" . }}'
 {{- end -}}
+{{- end }}
+
+{{/* faultTolerance: the env of a replica group's training container, after the values' env (the order
+components/torchft/ writes them). Arguments: the root context and the downward-API field of the pod's own index. */}}
+{{- define "trainer.ftEnv" -}}
+{{- $ := index . 0 }}{{- $ft := $.Values.faultTolerance }}
+- name: TRAINKIT_FAULT_TOLERANCE
+  value: torchft
+- name: REPLICA_GROUP_ID
+  valueFrom:
+    fieldRef:
+      fieldPath: {{ index . 1 }}
+- name: NUM_REPLICA_GROUPS
+  value: {{ $.Values.nodes | quote }}
+- name: TRAINKIT_FT_MIN_GROUPS
+  value: {{ $ft.minReplicaGroups | quote }}
+- name: TORCHFT_LIGHTHOUSE
+  value: {{ printf "http://%s:%v" $ft.lighthouse.name $ft.lighthouse.port }}
+- name: POD_IP
+  valueFrom:
+    fieldRef:
+      fieldPath: status.podIP
+- name: RUST_LOG
+  value: warn
+{{- end }}
+
+{{/* faultTolerance: the label that the Lighthouse's NetworkPolicy admits. */}}
+{{- define "trainer.ftPodLabel" -}}
+torchft.torch-k8s.io/lighthouse: {{ .Values.faultTolerance.lighthouse.name }}
+{{- end }}
+
+{{/* faultTolerance: a one-pod torchrun per group (--standalone: the group's processes rendezvous inside the
+pod; --nnodes=1 overrides the operators' PET_NNODES), restarting its workers in place. */}}
+{{- define "trainer.ftLaunchFlags" -}}
+- --standalone
+- --nnodes=1
+{{- with .Values.torchrun.maxRestarts }}
+- --max-restarts={{ . }}
+{{- end }}
 {{- end }}
