@@ -14,6 +14,7 @@ from typing import Iterable
 from . import kinds as K
 from .documents import Document
 from .errors import MALFORMED
+from .expand import torchft as TORCHFT
 from .expand.model import Expanded, Held, Limit, Loader
 from .findings import WARNING, Finding, format_path
 
@@ -87,6 +88,10 @@ def summary_line(target: str, expanded: list[Expanded], held: list[Held] = ()) -
         if waiting:
             parts.append(f"{src.kind}/{src.name}: nothing created yet: {waiting[0]}")
             continue
+        found = [g for e in items for g in TORCHFT.groups(e)]
+        if found:       # replica groups: each pod its own torchrun, no rendezvous to show (kdt.expand.torchft)
+            parts.append(TORCHFT.describe(items, found))
+            continue
         k = K.of(src)
         parts.append(k.describe(items) if k is not None else "")
     return f"{target}: " + "; ".join(p for p in parts if p)
@@ -106,7 +111,13 @@ def elided_lines(expanded: list[Expanded]) -> list[str]:
 
 
 def pod_notes(e: Expanded) -> list[str]:
-    """What each pod computes at start from the env it is given (the source kind's `notes`)."""
+    """What each pod computes at start from the env it is given (the source kind's `notes`; a torchft
+    replica group: its group and the Lighthouse it asks)."""
+    found = TORCHFT.groups(e)
+    if found:
+        return TORCHFT.notes(found)
+    if TORCHFT.runs_groups(e):
+        return []           # its pods say what each reads (no node ranks: every group is its own torchrun)
     k = K.of(e.source)
     return k.notes(e) if k is not None else []
 

@@ -520,3 +520,24 @@ def test_cli_shows_the_counted_pods_and_the_held_jobs(tmp_path):
     assert "PyTorchJob/big: 99,994 more Worker pods and Services not shown (indices 4 to 99,997" in r.stdout
     assert "PyTorchJob/held (" in r.stdout and "nothing created yet: runPolicy.suspend is true" in r.stdout
     assert r.stdout.count("\nkind: Pod\n") == 7
+
+# ---------------------------------------------------------------- torchft replica groups
+
+@pytest.mark.parametrize("overlay,pods", [
+    ("torchft-pytorchjob", ["mnist-ft-worker-0", "mnist-ft-worker-1"]),
+    ("torchft-trainjob", ["t5-ft-node-0-0", "t5-ft-node-0-1"]),
+    ("torchft-statefulset", ["train-llm-0", "train-llm-1", "train-llm-2", "train-llm-3"]),
+])
+def test_preview_shows_each_pods_replica_group_and_the_lighthouse(overlay, pods):
+    from kdt import targets as T
+    from kdt.merge_preview import pod_notes
+    r = render(T.Target(f"overlays/{overlay}", T.KUSTOMIZE, ROOT / "overlays" / overlay))
+    expanded, findings = expand_documents(r.documents)
+    assert findings == []
+    notes = [line for e in expanded for line in pod_notes(e)]
+    lh = "Lighthouse http://torchft-lighthouse:29510"
+    assert [n.strip() for n in notes if n.strip().startswith("pod ")] == [
+        f"pod {p}: replica group {i}, {lh}" for i, p in enumerate(pods)]
+    line = summary_line(overlay, expanded)
+    assert "torchft replica groups, one per pod" in line and f"{pods[1]}=1" in line and lh in line
+    assert "PET_NNODES" not in line and "master" not in line     # no cross-pod rendezvous to show
