@@ -10,6 +10,7 @@ backoffLimit is used up fails with that reason; bad targets are one located line
 from __future__ import annotations
 
 import json
+import re
 import socket
 
 import pytest
@@ -21,6 +22,11 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 OVERLAYS = sorted(p.name for p in (ROOT / "overlays").iterdir()
                   if (p / "kustomization.yaml").is_file() and not p.name.startswith("scale-512-"))
+# The torchft targets' replica groups run in the fault tests below (torchft-pytorchjob, torchft-trainjob);
+# torchft-statefulset is the fine-tune of overlays/statefulset with the same component (4 pods and a
+# Lighthouse: time the suite does not have), its replica groups run in tests/training/test_torchft.py.
+TORCHFT = {"torchft-pytorchjob", "torchft-trainjob", "torchft-statefulset"}
+OVERLAYS = [o for o in OVERLAYS if o not in TORCHFT]
 CHART_FILES = sorted(p.name for p in (ROOT / "charts" / "trainer" / "ci").glob("*.yaml"))
 # A chart ci file renders the resources of its overlay twin (tests/chart/test_parity.py), so running both
 # would run the same pods twice: the chart runs through ci/ddp.yaml, and where no overlay runs (the
@@ -44,7 +50,7 @@ def _knobs(target: str) -> list[str]:
 def test_every_target_is_run():
     assert {"ddp", "elastic", "fsdp", "fsdp-trainer-2.3", "statefulset", "tensorflow", "llm-trainjob"} <= set(OVERLAYS)
     assert len(CHART_FILES) >= 10 and {c for c in CHART_FILES if c.startswith("scale-512-")} <= set(RUN_CHART_FILES)
-    assert set(CHART_FILES) - set(RUN_CHART_FILES) <= {f"{o}.yaml" for o in OVERLAYS}    # the rest have a twin
+    assert set(CHART_FILES) - set(RUN_CHART_FILES) <= {f"{o}.yaml" for o in [*OVERLAYS, *TORCHFT]}   # the rest have a twin
     runs = {t for t in TARGETS if "llm_finetune.py" in _rendered(t)}
     assert runs == LLM
 
@@ -245,3 +251,53 @@ def test_a_pod_failing_the_same_way_at_every_restart_is_crashloopbackoff(tmp_pat
     assert out.strip().startswith("Failed (CrashLoopBackOff): pod loop-0 failed the same way 2 times")
     assert "ValueError: model config not found in /models/base" in out
     assert len(of(events, "start")) == 2 and not processes_of(tmp_path)
+
+
+def _heals(events, pod):
+    return [e for e in of(events, "heal") if e["pod"] == pod]
+
+
+def test_torchft_groups_heal_and_ride_out_a_lighthouse_restart(tmp_path):
+    """A replica group's worker killed: the group resumes and heals from its peer (the same weights at that
+    step) while the peer trains on; the Lighthouse (the Deployment's pod) killed: every group saves its step,
+    restarts, waits for the Lighthouse the kubelet restarted and resumes from that step; both end alike."""
+    code, out, err, events = kdt_run("overlays/torchft-pytorchjob", "--nproc-per-node", "1", "--max-steps", "90",
+                                     "--step-sleep", "0.05", "--kill", "mnist-ft-worker-1/rank=0@step=20",
+                                     "--kill", "torchft-lighthouse-0@step=50", "--quiet", workdir=tmp_path)
+    assert code == 0, out + err
+    assert out.startswith("Succeeded"), out
+    starts = {e["pod"] for e in of(events, "start")}
+    assert starts == {"torchft-lighthouse-0", "mnist-ft-worker-0", "mnist-ft-worker-1"}
+    killed = [e for e in of(events, "kill") if e["pod"] == "mnist-ft-worker-1"][0]
+    received = [e for e in _heals(events, "mnist-ft-worker-1") if e["t"] > killed["t"]
+                and e["data"]["role"] == "received"]
+    sent = {e["data"]["step"]: e for e in _heals(events, "mnist-ft-worker-0") if e["data"]["role"] == "sent"}
+    assert received and received[0]["data"]["weights_sha256"] == sent[received[0]["data"]["step"]]["data"][
+        "weights_sha256"], events
+    lh = [e for e in of(events, "kill") if e["pod"] == "torchft-lighthouse-0"][0]
+    lost = [e for e in of(events, "note") if "the Lighthouse is lost" in e["text"] and e["t"] > lh["t"]]
+    assert {e["pod"] for e in lost} == {"mnist-ft-worker-0", "mnist-ft-worker-1"}
+    saved = {int(re.search(r"step (\d+) saved", e["text"]).group(1)) for e in lost}
+    assert len(saved) == 1
+    resumed = {int(e["data"]["step"]) for e in of(events, "resume") if e["t"] > lh["t"]}
+    assert resumed == saved                     # nothing trained was lost
+    done = of(events, "done")
+    assert {e["pod"] for e in done} == {"mnist-ft-worker-0", "mnist-ft-worker-1"}
+    assert {e["data"]["weights_sha256"] for e in done} == {done[0]["data"]["weights_sha256"]}
+    assert {int(e["data"]["step"]) for e in done} == {90}
+    assert not processes_of(tmp_path)
+
+
+def test_torchft_trainjob_groups_run(tmp_path):
+    """The TrainJob path: the Lighthouse beside the JobSet's pods, each pod its own group; a worker killed
+    heals from the other group; the JobSet never restarts."""
+    code, out, err, events = kdt_run("overlays/torchft-trainjob", "--nproc-per-node", "1", "--max-steps", "24",
+                                     "--step-sleep", "0.05", "--kill", "t5-ft-node-0-1/rank=0@step=10", "--quiet",
+                                     workdir=tmp_path)
+    assert code == 0, out + err
+    assert not of(events, "jobset-restart")
+    assert [e for e in _heals(events, "t5-ft-node-0-1") if e["data"]["role"] == "received"]
+    done = of(events, "done")
+    assert {e["pod"] for e in done} == {"t5-ft-node-0-0", "t5-ft-node-0-1"}
+    assert len({e["data"]["weights_sha256"] for e in done}) == 1
+    assert not processes_of(tmp_path)

@@ -225,6 +225,8 @@ def main(argv=None) -> int:
             print(f"{name}: error [run]: nothing to run: no PyTorchJob, TrainJob or StatefulSet whose pods "
                   "the merge preview can build", file=sys.stderr)
             return 2
+        # servers the job needs beside it (a torchft Lighthouse): the target's Deployments, started first
+        pods = [p for d in docs if K.DEPLOYMENT.matches(d) for p in K.DEPLOYMENT.run_pods(d)] + pods
         _check_names(pods, name, claims, faults)
         ctls = _controllers(pods, args)
         slug = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")[-40:]

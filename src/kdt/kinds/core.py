@@ -31,6 +31,30 @@ class _Templated(Kind):
 class Deployment(_Templated):
     group, kind, versions = "apps", "Deployment", ("v1",)
 
+    # kdt run: a Deployment beside a job is a server the job needs (the torchft Lighthouse of
+    # components/torchft); it is not expanded by the merge preview, so `kdt run` asks for its pods here.
+    def run_pods(self, doc) -> list:
+        """`replicas` pods named `<deployment>-<k>` (a cluster adds a ReplicaSet hash and a random suffix),
+        labelled as the template says."""
+        from ..run.pods import LocalPod, pod_containers
+        spec = as_dict(doc.data.get("spec")) if isinstance(doc.data, dict) else {}
+        tmpl = as_dict(spec.get("template"))
+        meta = as_dict(tmpl.get("metadata"))
+        out = []
+        for k in range(as_int(spec.get("replicas", 1)) or 0):
+            pod_meta = {"name": f"{doc.name}-{k}", "labels": dict(as_dict(meta.get("labels"))),
+                        "annotations": dict(as_dict(meta.get("annotations")))}
+            if doc.namespace:
+                pod_meta["namespace"] = doc.namespace
+            pod = LocalPod(pod_meta["name"], {"metadata": pod_meta, "spec": dict(as_dict(tmpl.get("spec")))},
+                           self, doc.name, doc.name, k, doc)
+            out.append(pod_containers(pod, ("spec", "template", "spec"), doc))
+        return out
+
+    def controller(self, pods, ctx):
+        from ..run import controllers as C
+        return C.DeploymentController(pods)
+
 
 class ReplicaSet(_Templated):
     group, kind, versions = "apps", "ReplicaSet", ("v1",)

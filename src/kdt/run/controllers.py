@@ -60,6 +60,7 @@ class PodState:
 
 class Controller:
     kind = ""
+    serves = False      # a server beside the job (a Deployment): never the run's verdict, stopped with the job
     notes: list[str]
 
     def __init__(self, pods: list[LocalPod]):
@@ -403,3 +404,17 @@ class StatefulSetController(Controller):
         if all(s.finished_ok for s in self.pods.values()) and not self.verdict:
             self.verdict = Verdict(True, "Finished", f"every pod of StatefulSet {self.name} finished its "
                                                      "training (exit 0)")
+
+
+class DeploymentController(Controller):
+    """Deployment: a server the job needs beside it (a torchft Lighthouse). Its pods run for as long as the
+    job does: restartPolicy Always (the only one a Deployment allows; kubernetes pkg/apis/apps/validation),
+    so a container that exits starts again in place, and a lost pod is created again (the ReplicaSet keeps
+    `replicas` pods). It gives no verdict: the run ends with the job's, and its pods are stopped then."""
+    kind = "Deployment"
+    serves = True
+
+    def __init__(self, pods: list[LocalPod]):
+        super().__init__(pods)
+        self.name = pods[0].owner_name if pods else ""
+        self.notes.append(f"Deployment {self.name}: its pods serve the job and stop when the job ends")

@@ -12,8 +12,8 @@
 #include <unistd.h>
 #include <errno.h>
 
-/* kdt run: pod and service names resolve to per-pod loopback addresses; a pod's wildcard binds
-   go to its own address; gethostname/uname give the pod's hostname. Table: KDT_RUN_HOSTS
+/* kdt run: pod and service names resolve to per-pod loopback addresses, and "localhost" to the pod's
+   own; a pod's wildcard binds go to its own address; gethostname/uname give the pod's hostname. Table: KDT_RUN_HOSTS
    (a file of "ip name..." lines); the pod: KDT_RUN_POD_IP, KDT_RUN_HOSTNAME. */
 
 #define MAXN 4096
@@ -38,8 +38,13 @@ static void load(void) {
     fclose(f);
 }
 
+static int pod_addr(struct in_addr *out);
+
 static int lookup(const char *name, struct in_addr *out) {
     if (!name) return 0;
+    /* A pod's loopback is its own: "localhost" is where its wildcard binds landed (torchrun --standalone
+       serves its rendezvous store at localhost). */
+    if (strcasecmp(name, "localhost") == 0) return pod_addr(out);
     load();
     size_t len = strlen(name);
     char buf[1024];

@@ -474,6 +474,15 @@ class Supervisor:
                 src = f.get("source", f.get("path", "none"))
                 self.tl.add("resume", r.pod.name, f"rank {f.get('rank')} from {'nothing' if src == 'none' else src} "
                                                   f"(step {f.get('step')})", step=f.get("step"), rank=f.get("rank"))
+            elif tag == "HEAL":
+                # a torchft replica group received (or served) a peer's live state (trainkit/ft.py)
+                self.tl.add("heal", r.pod.name, f"replica group {f.get('replica_group')} {f.get('role')} the live "
+                                                f"state at step {f.get('step')} (weights "
+                                                f"{str(f.get('weights_sha256', ''))[:16]})",
+                            **{k: f[k] for k in f if k != "ts"})
+            elif tag == "FT" and f.get("lighthouse") == "lost":
+                self.tl.add("note", r.pod.name, f"replica group {f.get('replica_group')}: the Lighthouse is lost; "
+                                                f"step {f.get('step')} saved, restarting to wait for it")
             elif tag == "DONE":
                 self.tl.add("done", r.pod.name, f"rank {f.get('rank')} step {f.get('step')} weights "
                                                 f"{str(f.get('weights_sha256', ''))[:16]}", **{k: f[k] for k in f if k != "ts"})
@@ -551,12 +560,12 @@ class Supervisor:
             for fault in self.opts.faults:
                 if fault.due(self.tl.now(), self.max_step):
                     self._fault(fault)
-            verdicts = [c.verdict for c in self.controllers]
+            verdicts = [c.verdict for c in self.controllers if not c.serves]
             if any(v is not None and not v.succeeded for v in verdicts):
                 break                  # one job failed: the run has its verdict
             if all(verdicts):
                 failed = [v for v in verdicts if not v.succeeded]
-                running = [r for r in self.runs.values() if r.procs]
+                running = [r for r in self.runs.values() if r.procs and not self.by_pod[r.pod.name].serves]
                 if failed or not running:
                     break
                 verdict_at = verdict_at or now
