@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from ... import kinds as K
 from ...operators import torchft as TFT
 from ...operators import trainer_v2 as TV2
 from ..pods import all_containers, as_int, command_line, runtime_for, runtime_jobs, trainer_pod
@@ -49,7 +50,7 @@ class GroupPod:
     container: dict             # the training container, after the operator's merge
     where: tuple                # its path in `doc` (a TrainJob: spec.trainer)
     groups: int | None          # the pods of this template: the job's replica groups (None: unknown)
-    kind: str                   # PyTorchJob, StatefulSet, JobSet, TrainJob, a runtime
+    owner: object               # the kind (kdt.kinds) of `doc`: PyTorchJob, StatefulSet, JobSet, TrainJob, a runtime
     role: str = ""              # replica type, replicated job
     jobs: int = 1               # Jobs of a replicated job (JobSet / runtime): completion indexes repeat per Job
     per_job: int = 1            # pods of one such Job
@@ -61,7 +62,7 @@ class GroupPod:
 def group_pods(docs, pool):
     """Every replica-group pod template of `docs` (TrainJobs merged with their runtime from `pool`)."""
     for doc in docs:
-        if doc.kind == "TrainJob":
+        if K.TRAINJOB.matches(doc):
             rt = runtime_for(doc, pool)
             if rt is None:
                 continue
@@ -73,32 +74,33 @@ def group_pods(docs, pool):
                 n = as_int(rt.get(("spec", "mlPolicy", "numNodes"))) or 1
             rj = next((j for j in runtime_jobs(rt) if j.get("name") == TV2.NODE), {})
             k = next((i for i, j in enumerate(runtime_jobs(rt)) if j.get("name") == TV2.NODE), 0)
-            yield GroupPod(doc, merged[1], ("spec", "trainer"), n, "TrainJob", TV2.NODE, 1, n,
+            yield GroupPod(doc, merged[1], ("spec", "trainer"), n, K.TRAINJOB, TV2.NODE, 1, n,
                            d(d(rj.get("template")).get("spec")),
                            ("spec", "template", "spec", "replicatedJobs", k, "template", "spec"), rt)
             continue
-        if doc.kind == "PyTorchJob":
+        if K.PYTORCHJOB.matches(doc):
             ft = [(pt, path, c) for pt, path, c in all_containers(doc, init=False) if is_replica_group(c)]
             total = sum(pt.replicas or 0 for pt in {id(pt): pt for pt, _, _ in ft}.values())
             for pt, path, c in ft:
-                yield GroupPod(doc, c, path, total, doc.kind, pt.role)
+                yield GroupPod(doc, c, path, total, K.PYTORCHJOB, pt.role)
             continue
-        if doc.kind in ("StatefulSet", "JobSet") or doc.kind in TV2.RUNTIME_KINDS:
-            base = ("spec",) if doc.kind == "JobSet" else ("spec", "template", "spec")
-            rjobs = lst(doc.get(base + ("replicatedJobs",))) if doc.kind != "StatefulSet" else []
+        runtime = any(k.matches(doc) for k in K.RUNTIMES)
+        if K.STATEFULSET.matches(doc) or K.JOBSET.matches(doc) or runtime:
+            base = ("spec",) if K.JOBSET.matches(doc) else ("spec", "template", "spec")
+            rjobs = [] if K.STATEFULSET.matches(doc) else lst(doc.get(base + ("replicatedJobs",)))
             for pt, path, c in all_containers(doc, init=False):
                 if not is_replica_group(c):
                     continue
-                if doc.kind == "StatefulSet":
-                    yield GroupPod(doc, c, path, pt.replicas, doc.kind)
+                if K.STATEFULSET.matches(doc):
+                    yield GroupPod(doc, c, path, pt.replicas, K.STATEFULSET)
                     continue
                 i = path[len(base) + 1] if len(path) > len(base) + 1 else 0
                 rj = d(rjobs[i]) if isinstance(i, int) and i < len(rjobs) else {}
                 job = d(d(rj.get("template")).get("spec"))
                 reps = as_int(rj.get("replicas", 1)) or 1
                 par = as_int(job.get("parallelism", 1)) or 1
-                groups = None if doc.kind in TV2.RUNTIME_KINDS else reps * par   # a runtime: numNodes decides
-                yield GroupPod(doc, c, path, groups, doc.kind, str(rj.get("name", "")), reps, par, job,
+                groups = None if runtime else reps * par   # a runtime: the TrainJob's numNodes decides
+                yield GroupPod(doc, c, path, groups, K.of(doc), str(rj.get("name", "")), reps, par, job,
                                base + ("replicatedJobs", i, "template", "spec"), doc)
 
 

@@ -17,6 +17,7 @@ pkg/controllers/jobset_controller.go (a failed Job triggers the failurePolicy).
 """
 from __future__ import annotations
 
+from ... import kinds as K
 from ...findings import ERROR, WARNING
 from ...operators import jobset as JS
 from ..pods import as_int
@@ -32,7 +33,7 @@ WHY = ('The job runs, but the first failure of one group restarts or ends every 
 def check(docs, ctx):
     seen = set()
     for gp in group_pods(docs, ctx.pool(docs)):
-        if gp.kind == "PyTorchJob":
+        if gp.owner is K.PYTORCHJOB:
             rs = d(d(gp.doc.get(("spec", "pytorchReplicaSpecs"))).get(gp.role))
             policy = rs.get("restartPolicy")
             if policy in ("Never", "ExitCode") and (gp.doc.name, gp.role) not in seen:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 
+from ... import kinds as K
 from ...findings import ERROR
 from ...operators import injection as INJ
 from ...operators import jobset as JS
@@ -57,7 +58,7 @@ def _problem(gp, literal, entry) -> str | None:
             return None
         return (f"{TFT.ENV_GROUP_ID} is the literal {literal!r} in every pod of {n or 'several'}: the groups take "
                 "each other's place at every quorum; take it from the pod's own index")
-    if gp.kind == "PyTorchJob":
+    if gp.owner is K.PYTORCHJOB:
         if src != INJ.V1_LABEL_REPLICA_INDEX:
             return f"{TFT.ENV_GROUP_ID} from {src}: not the pod's index ({INJ.V1_LABEL_REPLICA_INDEX})"
         roles = {r for r in (gp.doc.get(("spec", "pytorchReplicaSpecs")) or {})}
@@ -66,7 +67,7 @@ def _problem(gp, literal, entry) -> str | None:
                     f"{' and '.join(sorted(roles))}: each replica type counts from 0, so ids repeat; make the "
                     "replica groups one replica type (worker-only)")
         return None
-    if gp.kind == "StatefulSet":
+    if gp.owner is K.STATEFULSET:
         return None if src == INJ.STS_LABEL_POD_INDEX else \
             f"{TFT.ENV_GROUP_ID} from {src}: not the pod's index ({INJ.STS_LABEL_POD_INDEX})"
     # a JobSet's, a runtime's or a TrainJob's pods
@@ -86,5 +87,5 @@ def check(docs, ctx):
         literal, entry = setting(gp.container, TFT.ENV_GROUP_ID, ("--replica-group-id",))
         msg = _problem(gp, literal, entry)
         if msg:
-            where = gp.where if gp.kind == "TrainJob" else gp.where + (("env",) if entry is not None else ())
+            where = gp.where if gp.owner is K.TRAINJOB else gp.where + (("env",) if entry is not None else ())
             yield gp.doc.finding(ID, msg, where, level=LEVEL)

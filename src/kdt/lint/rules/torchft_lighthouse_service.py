@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ipaddress
 
+from ... import kinds as K
 from ...findings import ERROR, WARNING
 from ...operators import torchft as TFT
 from ..pods import all_containers
@@ -40,7 +41,7 @@ def check(docs, ctx):
     has_lighthouse = any(runs_lighthouse(c) for doc in pool for _, _, c in all_containers(doc, init=False))
     for gp in group_pods(docs, pool):
         url, entry = lighthouse_url(gp.container)
-        where = gp.where if gp.kind == "TrainJob" else gp.where + (("env",) if entry is not None else ())
+        where = gp.where if gp.owner is K.TRAINJOB else gp.where + (("env",) if entry is not None else ())
         if not url:
             yield gp.doc.finding(ID, f"a replica group without {TFT.ENV_LIGHTHOUSE} (or --lighthouse): it does not "
                                      "start", where, level=LEVEL)
@@ -55,7 +56,7 @@ def check(docs, ctx):
             pass
         name, _, rest = host.partition(".")
         ns = rest.split(".")[0] if rest else None
-        svcs = [s for s in pool if s.kind == "Service" and s.name == name and (ns is None or s.namespace in (None, ns))]
+        svcs = [s for s in pool if K.SERVICE.matches(s) and s.name == name and (ns is None or s.namespace in (None, ns))]
         if svcs and any(port in _ports(s) for s in svcs):
             continue
         level = ERROR if has_lighthouse else WARNING

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 
+from ... import kinds as K
 from ...findings import ERROR
 from ...operators import torchft as TFT
 from ..pods import all_containers, as_int, command_line
@@ -31,17 +32,14 @@ WHY = ('Accepted and started, but no quorum forms or no step commits: every pod 
 
 def _lighthouse_minimum(docs, host: str | None):
     """(min_replicas, doc, path) of the Lighthouse behind Service `host` in `docs`, or None."""
-    svc = next((s for s in docs if s.kind == "Service" and s.name == (host or "").split(".")[0]), None)
+    svc = next((s for s in docs if K.SERVICE.matches(s) and s.name == (host or "").split(".")[0]), None)
     sel = d(d(svc.get(("spec",))).get("selector")) if svc is not None else {}
     for doc in docs:
-        if doc.kind not in ("Deployment", "StatefulSet", "ReplicaSet", "Pod"):
-            continue
-        labels = d(d(doc.get(("spec", "template", "metadata"))).get("labels")) if doc.kind != "Pod" else \
-            d(doc.get(("metadata", "labels")))
-        if svc is not None and sel and any(labels.get(k) != v for k, v in sel.items()):
-            continue
-        for _, path, c in all_containers(doc, init=False):
+        for pt, path, c in all_containers(doc, init=False):
             if not runs_lighthouse(c):
+                continue
+            labels = d(doc.get(pt.metadata_path + ("labels",))) if pt is not None and pt.metadata_path else {}
+            if svc is not None and sel and any(labels.get(k) != v for k, v in sel.items()):
                 continue
             v = flag(command_line(c), (TFT.LIGHTHOUSE_MIN_REPLICAS,))
             m = re.fullmatch(r"\$\((\w+)\)", v or "")
@@ -58,7 +56,7 @@ def check(docs, ctx):
         n = gp.groups
         if n is None:
             continue
-        where = gp.where if gp.kind == "TrainJob" else gp.where + ("env",)
+        where = gp.where if gp.owner is K.TRAINJOB else gp.where + ("env",)
         low, _ = setting(gp.container, TFT.ENV_MIN_GROUPS, ("--min-replica-groups",))
         if as_int(low) is not None and as_int(low) > n:
             yield gp.doc.finding(ID, f"{TFT.ENV_MIN_GROUPS} {low} is above the job's {n} replica group(s): no step "
