@@ -79,9 +79,11 @@ def parse_args(argv=None):
 
 
 class Node:
-    def __init__(self, name, cmd, env, log_path, cwd):
+    """A torchrun agent (a node, a pod) and its log; `append`: a restarted one adds to the same log."""
+
+    def __init__(self, name, cmd, env, log_path, cwd, append=False):
         self.name, self.log_path = name, log_path
-        with open(log_path, "wb") as out:
+        with open(log_path, "ab" if append else "wb") as out:
             self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd,
                                          start_new_session=True)
         self.tracked: set[int] = set()

@@ -41,6 +41,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 REPO = Path(__file__).resolve().parents[1]
 TRAINING = REPO / "training"
@@ -48,7 +49,7 @@ sys.path.insert(0, str(TRAINING))
 from trainkit.log import parse_line  # noqa: E402
 
 from procs import descendants, free_port  # noqa: E402  (bench/procs.py)
-from recovery import SAMPLES, TUNED_RDZV  # noqa: E402  (today's recipe: the same samples and rendezvous settings)
+from recovery import SAMPLES, TUNED_RDZV, Node  # noqa: E402  (today's recipe: its samples, settings and agents)
 
 LIGHTHOUSE = Path(sys.executable).parent / "torchft_lighthouse"
 
@@ -78,44 +79,17 @@ def parse_args(argv=None):
     return p.parse_args(argv)
 
 
-class Pod:
-    """One pod: a torchrun agent (and whatever it starts), its log, killed as a whole."""
-
-    def __init__(self, name: str, cmd: list[str], env: dict, log: Path, cwd: Path):
-        self.name, self.log = name, log
-        with open(log, "ab") as out:
-            self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd,
-                                         start_new_session=True)
-        self.tracked: set[int] = set()
-
-    def track(self):
-        if self.proc.poll() is None:
-            self.tracked |= descendants(self.proc.pid)
-
-    def kill(self):
-        self.track()
-        for pid in [self.proc.pid, *self.tracked]:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        try:
-            self.proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            pass
+def kill(pod: Node) -> None:
+    """A lost pod: its agent and every process it started, SIGKILLed; reaped."""
+    pod.kill_all(signal.SIGKILL)
+    try:
+        pod.proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
 
 
 def events(log: Path, tag: str) -> list[dict]:
-    out = []
-    try:
-        text = log.read_text(errors="replace")
-    except FileNotFoundError:
-        return out
-    for line in text.splitlines():
-        parsed = parse_line(line)
-        if parsed and parsed[0] == tag:
-            out.append(dict(parsed[1]))
-    return out
+    return Node.events(SimpleNamespace(log_path=log), tag)
 
 
 def base_env() -> dict:
@@ -146,14 +120,14 @@ class Job:
     def __init__(self, path: str, args, work: Path):
         self.path, self.args, self.work = path, args, work
         self.env = base_env()
-        self.pods: dict[int, Pod] = {}
+        self.pods: dict[int, Node] = {}
         self.lighthouse = None
         self.port = free_port()
         if path == "torchft":
             lh = [str(LIGHTHOUSE), "--min_replicas", "1", "--bind", f"127.0.0.1:{self.port}",
                   f"--heartbeat_timeout_ms={args.heartbeat_timeout_ms}", "--join_timeout_ms=60000",
                   "--quorum_tick_ms=100"]
-            self.lighthouse = Pod("lighthouse", lh, self.env, work / "lighthouse.log", work)
+            self.lighthouse = Node("lighthouse", lh, self.env, work / "lighthouse.log", work)
 
     def log(self, k: int) -> Path:
         return self.work / f"pod{k}.log"
@@ -171,7 +145,8 @@ class Job:
             cmd = [*launcher, f"--nnodes={a.pods}", "--max-restarts=100", "--rdzv-backend=c10d",
                    f"--rdzv-endpoint=127.0.0.1:{self.port}", "--rdzv-id=bench",
                    f"--rdzv-conf=is_host={host},{TUNED_RDZV}", "--local-addr=127.0.0.1"]
-        self.pods[k] = Pod(f"pod{k}", [*cmd, *sample_args(a, self.work)], env, self.log(k), self.work)
+        self.pods[k] = Node(f"pod{k}", [*cmd, *sample_args(a, self.work)], env, self.log(k), self.work,
+                            append=True)
 
     def track(self):
         for p in self.pods.values():
@@ -179,9 +154,9 @@ class Job:
 
     def stop(self):
         for p in self.pods.values():
-            p.kill()
+            kill(p)
         if self.lighthouse is not None:
-            self.lighthouse.kill()
+            kill(self.lighthouse)
 
     def trains(self, k: int) -> list[dict]:
         return events(self.log(k), "TRAIN")
@@ -226,7 +201,7 @@ def run_path(path: str, args, work: Path, duration: float, faults: bool, until_s
                     except (IndexError, ProcessLookupError):
                         kills.pop()
                 else:
-                    job.pods[victim].kill()
+                    kill(job.pods[victim])
                     kills.append({"t": time.time(), "pod": victim})
                     time.sleep(args.restart_delay)
                     job.start(victim)

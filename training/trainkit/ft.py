@@ -92,6 +92,7 @@ def wait_for_lighthouse(url: str, deadline_s: float, rank: int) -> None:
     raise SystemExit(f"trainkit: the Lighthouse {url} did not answer within {deadline_s:.0f} s "
                      "(--ft-lighthouse-wait); is its Service up?")
 
+
 def advertised_address() -> str:
     """The address other groups reach this one at: $POD_IP (the manifests set it from status.podIP), else
     what this host's name resolves to (a pod's /etc/hosts maps its name to its IP)."""
