@@ -96,10 +96,13 @@ def heal_pairs(healthy, returning, after: float) -> list[tuple[dict, dict]]:
 def kill_a_group_and_check_it_heals(cluster, lighthouse, sample, args, tmp_path, min_steps):
     ck = ["--checkpoint-dir", str(tmp_path / "ck")] if "--output-dir" not in args else []
     g0, g1 = start_groups(cluster, lighthouse, sample, args, ck)
-    # both groups train together, and group 1 has published a checkpoint of its own
-    cluster.wait_for(lambda: len([s for s in trains(g1) if s[2] == 2]) >= min_steps
-                     and [e for e in g1.events("CKPT") if e.get("phase") == "complete"], 120,
-                     f"group1 training {min_steps} steps with group0 and a checkpoint of its own")
+    # both groups train together, and group 1 has published a checkpoint of its own and trained two steps past
+    # it: killed now, it comes back behind its peer and must heal
+    def ready():
+        ck = [int(e["step"]) for e in g1.events("CKPT") if e.get("phase") == "complete"]
+        together = [s for s, _, p in trains(g1) if p == 2]
+        return len(together) >= min_steps and ck and together[-1] >= max(ck) + 2
+    cluster.wait_for(ready, 120, f"group1 training {min_steps} steps with group0, 2 past a checkpoint of its own")
     t_kill = time.time()
     os.kill(newest_worker_pid(g1), signal.SIGKILL)   # group 1's worker; its torchrun starts it again
     assert cluster.wait_all(150) == [0, 0], cluster.dump()
@@ -107,9 +110,9 @@ def kill_a_group_and_check_it_heals(cluster, lighthouse, sample, args, tmp_path,
     before = [s for s in trains(g1) if s[1] <= t_kill]
     after = [s for s in trains(g1) if s[1] > t_kill]
     assert after and [s for s, _, _ in after] == sorted({s for s, _, _ in after})
-    # group 0 never restarted, and trained alone while group 1 was away
+    # group 0 never restarted (it trained on, alone while group 1 was away when that took longer than the
+    # Lighthouse's heartbeat timeout)
     assert len(g0.events("DDP")) == 1
-    assert [s for s in trains(g0) if s[2] == 1 and s[1] > t_kill]
     # group 1 came back (torchrun restarted its worker), resumed from its own checkpoint, then received the
     # live state from group 0: the same weights, digest for digest, at the same step
     assert len(g1.events("DDP")) == 2 and g1.events("DDP")[1]["restart"] == "1"
@@ -172,8 +175,9 @@ def test_lighthouse_lost_every_group_saves_its_step_restarts_and_loses_nothing(c
         # noticed within a second of quorum plus the 2 s grace, not torchft's 60 s quorum timeout
         assert float(lost[0]["ts"]) - t_kill < 10
         step = int(lost[0]["step"])
-        saved = [e for e in g.events("CKPT") if e.get("reason") == "lighthouse" and e.get("phase") == "complete"]
-        assert [int(e["step"]) for e in saved] == [step]
+        # that step is on disk: saved now, or already by the interval checkpoint of the same step
+        saved = [e for e in g.events("CKPT") if e.get("phase") == "complete" and int(e["step"]) == step]
+        assert saved and float(saved[-1]["ts"]) <= float(g.events("RESUME")[-1]["ts"])
         ddp = g.events("DDP")
         assert len(ddp) == 2 and ddp[1]["restart"] == "1"
         resume = g.events("RESUME")[-1]

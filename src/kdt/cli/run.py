@@ -187,12 +187,13 @@ def _supervisor(pods: list, ctls: list, docs: list, opts, tl):
     from ..run.supervisor import Supervisor
     objects = {(d.kind, d.name): d.data for d in docs
                if (K.SECRET.matches(d) or K.CONFIGMAP.matches(d)) and isinstance(d.data, dict)}
-    services = service_names([d for d in docs if K.SERVICE.matches(d)], pods)
+    svc_docs = [d for d in docs if K.SERVICE.matches(d)]
     for _ in range(5):
         net = random.choice(netshim.NETS)
         for k, pod in enumerate(pods):
             pod.ip = netshim.pod_ip(k, net)
-        sup = Supervisor(pods, ctls, objects, opts, tl, services)
+        # a Service's names resolve to the address of a pod it selects: known once the pods have theirs
+        sup = Supervisor(pods, ctls, objects, opts, tl, service_names(svc_docs, pods))
         problems = sup.prepare()
         if not problems or not all(" is in use on " in f.message for f in problems):
             break
