@@ -172,6 +172,8 @@ def run_path(path: str, args, work: Path, duration: float, faults: bool, until_s
         job.start(k)
     victim = args.pods - 1
     kills = []
+    restarting: dict[int, float] = {}
+    kubelet_restarts = 0
     # the clock starts at the first step of the job, not at the launch (imports are not training time)
     t0 = None
     next_kill = None
@@ -192,6 +194,16 @@ def run_path(path: str, args, work: Path, duration: float, faults: bool, until_s
                     break
             elif now - t0 >= duration:
                 break
+            for k, pod in list(job.pods.items()):
+                # the kubelet (restartPolicy OnFailure): an agent that gave up (its --max-restarts used up)
+                # fails the container, which starts again
+                code = pod.proc.poll()
+                if code not in (None, 0) and k not in restarting:
+                    restarting[k] = now + args.restart_delay
+                if k in restarting and now >= restarting[k]:
+                    del restarting[k]
+                    kubelet_restarts += 1
+                    job.start(k)
             if faults and t0 is not None and now >= next_kill:
                 if args.fault == "worker":
                     pids = [int(e["pid"]) for e in events(job.log(victim), "DDP")]
@@ -214,7 +226,9 @@ def run_path(path: str, args, work: Path, duration: float, faults: bool, until_s
         dest = Path(args.out) / work.name
         shutil.rmtree(dest, ignore_errors=True)
         shutil.copytree(work, dest, ignore=shutil.ignore_patterns("ckpt", "cache"))
-    return analyse(path, args, job, kills, t0 or t_end, t_end)
+    out = analyse(path, args, job, kills, t0 or t_end, t_end)
+    out["container_restarts"] = kubelet_restarts
+    return out
 
 
 def analyse(path: str, args, job: Job, kills: list[dict], t0: float, t_end: float) -> dict:
@@ -334,7 +348,8 @@ def main(argv=None) -> int:
         r["loss_rel_diff"] = abs(mine - theirs) / theirs if mine is not None and theirs else None
         ok = r["loss_rel_diff"] is not None and r["loss_rel_diff"] <= args.loss_tolerance
         lines += [f"  {p}:",
-                  f"    kills: {r['kills']}, worker restarts: {r['restarts']}, uncommitted step attempts: {r['uncommitted']}",
+                  f"    kills: {r['kills']}, worker restarts: {r['restarts']}, containers restarted after their torchrun gave "
+                  f"up: {r['container_restarts']}, uncommitted step attempts: {r['uncommitted']}",
                   f"    steps lost by the healthy pods: {fmt(r['steps_lost'], '', 0)}",
                   f"    longest pause of a healthy pod: {fmt(r['pauses_s'], ' s')}",
                   f"    kill -> the lost pod trains again: {fmt(r['back_s'], ' s')}",
