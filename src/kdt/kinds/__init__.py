@@ -21,9 +21,9 @@ from ..operators import jobset as JS
 from ..operators import trainer_v2 as TV2
 from ..operators import training_operator_v1 as TO1
 from . import argocd, core, jobset, statefulset, trainer_v2, training_operator_v1
-from .base import ANY, DATA, JOB, PODS, RUNTIME, ExpandContext, Kind, PodTemplate, Workload
+from .base import ANY, DATA, JOB, PODS, RUNTIME, ExpandContext, Kind, MigrateContext, PodTemplate, Workload
 
-__all__ = ["ANY", "DATA", "JOB", "PODS", "RUNTIME", "ExpandContext", "Kind", "PodTemplate", "Workload",
+__all__ = ["ANY", "DATA", "JOB", "PODS", "RUNTIME", "ExpandContext", "Kind", "MigrateContext", "PodTemplate", "Workload",
            "ALL", "of", "lookup", "of_object", "by_role", "pod_templates", "containers", "local_pods", "runtimes"]
 
 # Every kind, in the order its module is listed: each module's KINDS.

@@ -14,6 +14,8 @@ from typing import Iterator
 from .. import versions as V
 from ..expand import training_operator_v1 as expand_to1
 from ..fields import as_dict, as_int
+from ..migrate import pytorchjob as migrate_to1
+from ..migrate import sides as migration_sides
 from ..operators import injection as INJ
 from ..operators import training_operator_v1 as TO1
 from ..run import controllers as C
@@ -119,6 +121,13 @@ class PyTorchJob(TrainingOperatorJob):
 
     def controller(self, pods, ctx):
         return C.PyTorchJobController(pods)
+
+    def migrate(self, doc, ctx):
+        """To a TrainJob and the runtime it needs (kdt.migrate.pytorchjob)."""
+        return migrate_to1.plan(doc, ctx)
+
+    def migration_side(self, doc, items, docs):
+        return migration_sides.pytorchjob(doc, [e for e in items if e.kind == "Pod"])
 
     def set_nproc(self, data: dict, n: int) -> bool:
         spec = data.setdefault("spec", {})

@@ -270,3 +270,29 @@ def runtime_node_resources(runtime) -> dict | None:
                 if c.get("name") == NODE and isinstance(c.get("resources"), dict):
                     return c["resources"]
     return None
+
+
+# What a TrainJob can change in its runtime's pod template, per shape (the official CRDs,
+# trainer.kubeflow.org_trainjobs.yaml: v2.1.0 podTemplateOverrides[].spec, v2.3.0
+# runtimePatches[].trainingRuntimeSpec.template.spec.replicatedJobs[].template.spec.template.spec;
+# pkg/apis/trainer/v1alpha1/trainjob_types.go PodTemplateOverride / PodSpecPatch). Both also take the pod
+# template's metadata (labels, annotations). Every other pod field lives in the runtime only.
+PATCH_POD_FIELDS = {
+    "2.1": ("affinity", "containers", "imagePullSecrets", "initContainers", "nodeSelector", "schedulingGates",
+            "serviceAccountName", "tolerations", "volumes"),
+    "2.3": ("affinity", "containers", "imagePullSecrets", "initContainers", "nodeSelector", "schedulingGates",
+            "securityContext", "serviceAccountName", "terminationGracePeriodSeconds", "tolerations", "volumes"),
+}
+# ... and in each container or init container it names (by `name`; env is refused for `node`, ENV_FORBIDDEN_CONTAINERS).
+PATCH_CONTAINER_FIELDS = {
+    "2.1": ("env", "name", "volumeMounts"),
+    "2.3": ("env", "name", "securityContext", "volumeMounts"),
+}
+# The fields of spec.trainer (both releases' CRDs): what a TrainJob sets on the `node` container itself.
+TRAINER_FIELDS = ("args", "command", "env", "image", "numNodes", "numProcPerNode", "resourcesPerNode")
+
+
+def patch_fields(version: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(pod fields, container fields) a TrainJob of this Trainer release can patch."""
+    key = "2.3" if has_runtime_patches(version) else "2.1"
+    return PATCH_POD_FIELDS[key], PATCH_CONTAINER_FIELDS[key]

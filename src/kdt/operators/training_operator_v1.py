@@ -227,3 +227,6 @@ GANG_OPTION = "gang_scheduler"     # the flag's value in the merge preview's opt
 # common/util.go CalcPGMinResources: the requests (limits when a container has no requests) of the first
 # minMember pods, replicas ordered by their PriorityClass value (unknown offline: taken in type order).
 VOLCANO_DEFAULT_QUEUE = "default"
+# pkg/apis/kubeflow.org/v1/pytorch_defaults.go SetDefaults_PyTorchJob (v1.9.4): cleanPodPolicy defaults to None
+# (the pods of a finished job are kept).
+DEFAULT_CLEAN_POD_POLICY = "None"
