@@ -32,7 +32,7 @@ from .findings import ERROR, WARNING, Finding
 from .merge_preview import expand_documents
 from .migrate import chart as MC
 from .migrate.compare import Claim, Difference, compare
-from .migrate.patch import PatchError, apply, dump, patch_text, plain
+from .migrate.patch import PatchError, apply, dump, normalize_comments, patch_text, plain
 from .migrate.plan import Plan
 from .paths import ROOT, display
 from .render import helm_lint, render
@@ -66,6 +66,7 @@ class Result:
     checks: list[Finding] = field(default_factory=list)      # validate and lint of the migrated output
     files: dict[str, str] = field(default_factory=dict)      # output path (below the output folder) -> text
     nothing: str = ""                  # why nothing was migrated
+    others: list[tuple[str, list]] = field(default_factory=list)   # objects with no pods of their own (a runtime)
 
     @property
     def unexplained(self) -> int:
@@ -117,7 +118,7 @@ def _file_text(path: Path, docs: list[Document], plans: list[Plan], loader: Load
         if p is None:
             out.append(part if part.endswith("\n") or not part else part + "\n")
             continue
-        pieces = [dump(obj) for obj in p.added] + [dump(apply(p.ops, loader(p.doc)))]
+        pieces = [dump(obj) for obj in p.added] + [dump(apply(p.ops, normalize_comments(loader(p.doc))))]
         out.append(("---\n" if part.startswith("---") or any(out) else "") + "---\n".join(pieces))
     return "".join(out)
 
@@ -166,7 +167,8 @@ def _sides(plan: Plan, before: list, bdocs: list, after: list, adocs: list) -> t
 
 
 def _prove(plans: list[Plan], bdocs: list[Document], adocs: list[Document], version: str, options: dict,
-           extra_claims: list[Claim] = ()) -> tuple[list[JobProof], list[Finding]]:
+           extra_claims: list[Claim] = (), runtimes: list[Document] = ()) -> tuple[list[JobProof], list[Finding]]:
+    adocs = adocs + [r for r in runtimes if r not in adocs]    # a runtime given to the migration is the cluster's
     before, bf = expand_documents(bdocs, options=options)
     after, af = expand_documents(adocs, trainer_version=version, options=options)
     findings = [f for f in af if f not in bf]
@@ -190,14 +192,17 @@ def _prove(plans: list[Plan], bdocs: list[Document], adocs: list[Document], vers
     return proofs, findings
 
 
-def _checks(target: T.Target, docs: list[Document], version: str, cluster) -> list[Finding]:
-    """The migrated output validated and linted for the release it is written for (as `kdt preview` does)."""
+def _checks(target: T.Target, docs: list[Document], version: str, cluster, runtimes: list[Document] = ()
+            ) -> list[Finding]:
+    """The migrated output validated and linted for the release it is written for (as `kdt preview` does); the
+    runtimes given to the migration are the cluster's, so references to them resolve."""
     from .lint import config as lint_config
     from .lint import lint_target
     from .validate import validate_documents
     out = list(helm_lint(target))
     out += validate_documents(docs, trainer_version=version)
-    out += lint_target(target, docs, trainer_version=version, config=lint_config.load(None), cluster=cluster)
+    out += lint_target(target, docs, trainer_version=version, config=lint_config.load(None), cluster=cluster,
+                       run_docs=docs + [r for r in runtimes if r not in docs])
     return out
 
 
@@ -240,9 +245,10 @@ def _migrate_files(tlist: list[T.Target], version: str, runtimes, manager, root:
     if bad:
         res.findings += _unrendered(name, bad)
         return res
-    res.jobs, efs = _prove(plans, docs, adocs, version, cluster.options)
+    res.jobs, efs = _prove(plans, docs, adocs, version, cluster.options, runtimes=runtimes)
+    res.others = _others(plans)
     res.findings += efs
-    res.checks += _checks(after_targets[0], adocs, version, cluster)
+    res.checks += _checks(after_targets[0], adocs, version, cluster, runtimes)
     return res
 
 
@@ -269,10 +275,15 @@ def _migrate_overlay(t: T.Target, version: str, runtimes, manager, root: Path, f
     if not ar.ok:
         res.findings += _unrendered(t.name, ar.findings)
         return res
-    res.jobs, efs = _prove(plans, r.documents, ar.documents, version, cluster.options)
+    res.jobs, efs = _prove(plans, r.documents, ar.documents, version, cluster.options, runtimes=runtimes)
+    res.others = _others(plans)
     res.findings += efs
-    res.checks += _checks(at, ar.documents, version, cluster)
+    res.checks += _checks(at, ar.documents, version, cluster, runtimes)
     return res
+
+
+def _others(plans: list[Plan]) -> list[tuple[str, list]]:
+    return [(f"{p.doc.kind}/{p.doc.name}", p.done) for p in plans if not p.compare and p.ops]
 
 
 def _migrate_values(t: T.Target, version: str, runtimes, manager, root: Path, cluster) -> Result:
@@ -306,11 +317,11 @@ def _migrate_values(t: T.Target, version: str, runtimes, manager, root: Path, cl
     if not ar.ok:
         res.findings += _unrendered(t.name, ar.findings)
         return res
-    res.jobs, efs = _prove(jobs, r.documents, ar.documents, version, cluster.options, vclaims)
+    res.jobs, efs = _prove(jobs, r.documents, ar.documents, version, cluster.options, vclaims, runtimes)
     for j in res.jobs:
         j.runtime = next((f"{d.kind}/{d.name} (the chart's)" for d in K.runtimes(ar.documents)), j.runtime)
     res.findings += efs
-    res.checks += _checks(at, ar.documents, version, cluster)
+    res.checks += _checks(at, ar.documents, version, cluster, runtimes)
     return res
 
 

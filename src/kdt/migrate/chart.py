@@ -116,9 +116,9 @@ def plan(values_file: Path, chart: Path, version: str, job_plans: list, doc_for_
 
 def values_text(values_file: Path, ops: list[Op], version: str) -> str:
     """The migrated values file: the original's comments and key order, the patch applied, the marker first."""
-    from .patch import dump, yaml_writer
+    from .patch import dump, normalize_comments, yaml_writer
     text = values_file.read_text()
-    data = yaml_writer().load(text)
+    data = normalize_comments(yaml_writer().load(text))
     apply(ops, data)
     body = dump(data)
     lines = [ln for ln in body.splitlines(keepends=True) if "kdt:trainer-version" not in ln]

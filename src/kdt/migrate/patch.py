@@ -29,6 +29,7 @@ class Op:
     value: Any = MISSING
     src: tuple | None = None       # `from` of move and copy
     note: str = ""                 # a comment written above the operation (why; the row of docs/migration.md)
+    keep_comments: bool = True     # move: the moved key's own comments go along (False: they no longer hold)
 
     def as_dict(self) -> dict:
         d: dict = {"op": self.op}
@@ -82,11 +83,66 @@ def has(doc: Any, path: tuple) -> bool:
         return False
 
 
-def _drop_comments(parent: Any, key: Any) -> None:
-    """A removed key's comments go with it (ruamel keeps them per key in `.ca.items`)."""
+def _drop_comments(parent: Any, key: Any) -> Any:
+    """A removed key's comments go with it (ruamel keeps them per key in `.ca.items`); returned for a move."""
     ca = getattr(parent, "ca", None)
-    if ca is not None:
-        ca.items.pop(key, None)
+    return ca.items.pop(key, None) if ca is not None else None
+
+
+def _split(token: Any) -> tuple[str, str]:
+    """(the end-of-line comment, the full comment lines after it) of a ruamel comment token's text."""
+    value = token.value
+    nl = value.find("\n")
+    if nl < 0:
+        return value, ""
+    return value[:nl + 1], value[nl + 1:]
+
+
+def _trailing(container: Any, key: Any) -> tuple[list, int] | None:
+    """Where ruamel keeps the comment lines after `container[key]`: the slot of its deepest last value."""
+    v = container[key]
+    if isinstance(v, dict) and v and hasattr(v, "ca"):
+        return _trailing(v, list(v.keys())[-1])
+    if isinstance(v, list) and v and hasattr(v, "ca"):
+        return _trailing(v, len(v) - 1)
+    slot = container.ca.items.get(key)
+    return (slot, 2) if slot is not None and len(slot) > 2 and slot[2] is not None else None
+
+
+def normalize_comments(node: Any, root: bool = True) -> Any:
+    """ruamel keeps the comment lines above a key (or a list item) at the end of the value before it, however
+    deep; move each onto the key it precedes, so that moving or removing a key takes its comment along."""
+    from ruamel.yaml.error import CommentMark
+    from ruamel.yaml.tokens import CommentToken
+    if not hasattr(node, "ca"):
+        return node
+    keys = list(node.keys()) if isinstance(node, dict) else list(range(len(node)))
+    for v in (node[k] for k in keys):
+        normalize_comments(v, root=False)
+    if isinstance(node, dict) and keys and not root and node.ca.comment and len(node.ca.comment) > 1 \
+            and node.ca.comment[1]:
+        slot = node.ca.items.setdefault(keys[0], [None, None, None, None])
+        slot[1] = list(node.ca.comment[1]) + list(slot[1] or [])
+        node.ca.comment[1] = None
+    if isinstance(node, dict):
+        for k in keys:
+            # the comment between `key:` and a block map's first key is also kept here: now that key's own
+            slot = node.ca.items.get(k)
+            if slot is not None and len(slot) > 3 and slot[3] and isinstance(node[k], dict) and node[k] \
+                    and hasattr(node[k], "ca"):
+                slot[3] = None
+    for prev, key in zip(keys, keys[1:]):
+        where = _trailing(node, prev)
+        if where is None:
+            continue
+        slot, i = where
+        eol, rest = _split(slot[i])
+        if not rest.strip():
+            continue
+        slot[i] = CommentToken(eol, slot[i].start_mark) if eol.strip() else None
+        mine = node.ca.items.setdefault(key, [None, None, None, None])
+        mine[1] = [CommentToken(rest, CommentMark(0))] + list(mine[1] or [])
+    return node
 
 
 def _add(doc: Any, path: tuple, value: Any) -> None:
@@ -107,16 +163,18 @@ def _add(doc: Any, path: tuple, value: Any) -> None:
         raise PatchError(f"{pointer(path[:-1])}: not an object or an array")
 
 
-def _remove(doc: Any, path: tuple) -> Any:
+def _remove(doc: Any, path: tuple) -> tuple[Any, Any]:
+    """The value removed, and its comments (a map key's)."""
     parent = get(doc, path[:-1])
     key = path[-1]
     value = get(doc, path)
+    comments = None
     if isinstance(parent, list):
         del parent[key]
     else:
-        _drop_comments(parent, key)
+        comments = _drop_comments(parent, key)
         del parent[key]
-    return value
+    return value, comments
 
 
 def apply(ops: list[Op], doc: Any) -> Any:
@@ -134,7 +192,11 @@ def apply(ops: list[Op], doc: Any) -> Any:
         elif o.op == "remove":
             _remove(doc, o.path)
         elif o.op == "move":
-            _add(doc, o.path, _remove(doc, o.src))
+            value, comments = _remove(doc, o.src)
+            _add(doc, o.path, value)
+            parent = get(doc, o.path[:-1])
+            if o.keep_comments and comments is not None and isinstance(parent, dict) and hasattr(parent, "ca"):
+                parent.ca.items[o.path[-1]] = comments
         elif o.op == "copy":
             _add(doc, o.path, copy.deepcopy(get(doc, o.src)))
         else:
@@ -155,7 +217,42 @@ def yaml_writer():
 def dump(value: Any) -> str:
     out = io.StringIO()
     yaml_writer().dump(value, out)
-    return out.getvalue()
+    return reindent_comments(out.getvalue())
+
+
+_BLOCK = ("|", "|-", "|+", ">", ">-", ">+")
+
+
+def reindent_comments(text: str) -> str:
+    """Each comment line at the indentation of the line it precedes (ruamel writes a comment at the column it
+    was read from, which is wrong once its key moved); block scalars' lines are left alone."""
+    lines = text.splitlines(keepends=True)
+    out = list(lines)
+    block_at = None            # indentation of the key whose block scalar is being read
+    content = []               # (index, is comment) outside block scalars
+    for i, ln in enumerate(lines):
+        stripped = ln.strip()
+        indent = len(ln) - len(ln.lstrip(" "))
+        if block_at is not None:
+            if not stripped or indent > block_at:
+                continue
+            block_at = None
+        if stripped.startswith("#"):
+            content.append((i, True))
+            continue
+        if stripped:
+            content.append((i, False))
+            head = stripped.split(" #")[0].rstrip()
+            if any(head.endswith((":" + " " + b, "- " + b)) or head == b for b in _BLOCK):
+                block_at = indent
+    nxt = None
+    for i, is_comment in reversed(content):
+        if not is_comment:
+            ln = lines[i]
+            nxt = len(ln) - len(ln.lstrip(" "))
+        elif nxt is not None:
+            out[i] = " " * nxt + lines[i].lstrip(" ")
+    return "".join(out)
 
 
 def patch_text(ops: list[Op], header: str = "") -> str:

@@ -340,10 +340,12 @@ def plan(doc, ctx) -> Plan:
     p.note("node-count", f"numNodes {nodes} ({' + '.join(f'{k} {n}' for k, n in counts.items())})")
     p.note("trainer-container", "container pytorch's " + ", ".join(k for k in ("image", "command", "args", "env", "resources")
                                                                       if k in c) + " -> spec.trainer")
+    rewritten = {w.part for w in rdzv.removed}
     for key, dst in (("image", "image"), ("command", "command"), ("args", "args"), ("resources", "resourcesPerNode")):
         if key in c:
+            # a comment on a command whose words were removed no longer holds
             ops.append(Op("move", ("spec", "trainer", dst), src=cpath + (key,), note=f"trainer-container: {key}"
-                          if key == "image" else ""))
+                          if key == "image" else "", keep_comments=key not in rewritten))
     left_env = [e for e in env if not (isinstance(e, dict) and e.get("name") in drop_env)]
     if "env" in c:
         if left_env:

@@ -65,6 +65,10 @@ def text(results, out: IO[str], version: str = "") -> None:
                 print(f"      {_line(g)}", file=out)
             for g in unexp:
                 print(f"      {_line(g)}", file=out)
+        for what, done in r.others:
+            print(f"  {what} (proved through the jobs that use it)", file=out)
+            for row, text in done:
+                print(f"    done [{row}] {text}", file=out)
         for f in r.findings:
             print(f"  {text_report.line(f)}", file=out)
         if r.files:
@@ -92,6 +96,7 @@ def as_json(results) -> list[dict]:
                       "differences": [{"where": d.where, "path": format_path(d.path), "before": d.before,
                                        "after": d.after, "explained_by": d.row, "finding": d.finding or None}
                                       for d in j.differences]} for j in r.jobs],
+            "others": [{"object": what, "done": [{"row": row, "what": w} for row, w in done]} for what, done in r.others],
             "findings": [f.to_dict() for f in r.findings],
             "checks": [f.to_dict() for f in r.checks],
             "files": r.files,
