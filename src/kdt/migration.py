@@ -168,7 +168,9 @@ def _sides(plan: Plan, before: list, bdocs: list, after: list, adocs: list) -> t
 
 def _prove(plans: list[Plan], bdocs: list[Document], adocs: list[Document], version: str, options: dict,
            extra_claims: list[Claim] = (), runtimes: list[Document] = ()) -> tuple[list[JobProof], list[Finding]]:
-    adocs = adocs + [r for r in runtimes if r not in adocs]    # a runtime given to the migration is the cluster's
+    # a runtime given to the migration is the cluster's: there before and after
+    bdocs = bdocs + [r for r in runtimes if r not in bdocs]
+    adocs = adocs + [r for r in runtimes if r not in adocs]
     before, bf = expand_documents(bdocs, options=options)
     after, af = expand_documents(adocs, trainer_version=version, options=options)
     findings = [f for f in af if f not in bf]
