@@ -103,6 +103,12 @@ def _plans(docs: list[Document], version: str, runtimes: list[Document], manager
                                       level=WARNING))
             continue
         plans.append(p)
+    # other documents a move changes (their selectors of the job's pods), unless they move themselves
+    own = {id(p.doc) for p in plans}
+    for p in list(plans):
+        p.extra = [c for c in p.extra if id(c.doc) not in own and not c.doc.prefix]
+        own |= {id(c.doc) for c in p.extra}
+        plans.extend(p.extra)
     return plans, findings
 
 
@@ -191,7 +197,26 @@ def _prove(plans: list[Plan], bdocs: list[Document], adocs: list[Document], vers
             job.differences.append(Difference("job", ("pods",), len(bs.pods), len(as_.pods)))
         diffs, job.pods = compare(bs, as_, claims, p.by)
         job.differences.extend(diffs)
+        job.differences.extend(_companion_selections(p, bs, as_, adocs))
     return proofs, findings
+
+
+def _companion_selections(p: Plan, before, after, adocs: list[Document]) -> list[Difference]:
+    """The selectors other objects hold on the job's pods select the same pods after (row selectors)."""
+    from .migrate.compare import selected_nodes
+    from .migrate.patch import get
+    out = []
+    for c in p.extra:
+        adoc = next((d for d in adocs if d.key() == c.after_key), None)
+        for path in c.selectors:
+            where = f"{c.doc.kind}/{c.doc.name}"
+            try:
+                bsel, asel = get(c.doc.data, path), get(adoc.data, path) if adoc is not None else None
+            except PatchError:
+                bsel, asel = get(c.doc.data, path), None
+            b, a = selected_nodes(bsel, before), selected_nodes(asel, after) if asel is not None else []
+            out.append(Difference(where, ("selects",) + tuple(path), b, a, "selectors" if b == a else None))
+    return out
 
 
 def _checks(target: T.Target, docs: list[Document], version: str, cluster, runtimes: list[Document] = ()

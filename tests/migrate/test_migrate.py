@@ -230,6 +230,31 @@ def test_a_runtime_given_that_fits_is_used_instead_of_a_generated_one(tmp_path, 
     assert ("ClusterTrainingRuntime", "ddp-test") not in _docs(r.files["tests/migrate/fixtures/ddp.yaml"])
 
 
+def test_other_objects_selecting_the_jobs_pods_select_the_trainjobs_after():
+    r = _one(FIX / "peers.yaml", "2.3")
+    assert r.unexplained == 0
+    sel = {(d.where, d.path): (d.before, d.after, d.row) for d in r.jobs[0].differences if d.path[0] == "selects"}
+    assert sel[("NetworkPolicy/peers", ("selects", "spec", "podSelector"))] == (["node 0", "node 1"], ["node 0", "node 1"],
+                                                                               "selectors")
+    assert sel[("Service/peers-master", ("selects", "spec", "selector"))] == (["node 0"], ["node 0"], "selectors")
+    out = _docs(r.files["tests/migrate/fixtures/peers.yaml"])
+    assert out[("Service", "peers-master")]["spec"]["selector"] == {"jobset.sigs.k8s.io/jobset-name": "peers-test",
+                                                                    "batch.kubernetes.io/job-completion-index": "0"}
+    assert "# the job's pods" in r.files["tests/migrate/fixtures/peers.yaml"]
+
+
+def test_node_i_must_get_rank_i_whatever_a_claim_says():
+    def side(rank):
+        p = _pod("x", [{"name": "PET_NODE_RANK", "value": str(rank)}, {"name": "PET_MASTER_ADDR", "value": "x"}], node=1)
+        p.obj["spec"]["containers"][0]["command"] = ["torchrun", "t.py"]
+        return Side([p])
+    claim = Claim("torchrun-rendezvous", ("facts", "node rank"))
+    diffs, _ = compare(side(1), side(0), [claim], "node")
+    unexplained = {d.path for d in diffs if not d.explained}
+    assert {("facts", "node rank is the node index"), ("facts", "only node 0 hosts the store")} <= unexplained
+    assert ("facts", "node rank") not in unexplained              # the claim did explain the value itself
+
+
 # ------------------------------------------------------------------------------------------- TrainJob shapes
 def test_trainjob_2_1_to_2_3_keeps_every_pod():
     r = _one(FIX / "trainjob-2.1.yaml", "2.3")

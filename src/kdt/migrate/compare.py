@@ -218,6 +218,15 @@ def _selected(sel: Any, labels: dict, pods: list[tuple[str, dict]], match_keys=(
     return [key for key, other in pods if _matches(reqs, other)]
 
 
+def selected_nodes(sel: Any, side: Side) -> list[str]:
+    """The pods of `side` a label selector of another object (a NetworkPolicy, a Service) picks, by node."""
+    pods = [(np.key, as_dict(as_dict(np.obj.get("metadata")).get("labels"))) for np in side.pods]
+    index = {np.key: np.node for np in side.pods}
+    flat = isinstance(sel, dict) and not ({"matchLabels", "matchExpressions"} & set(sel))
+    picked = _selected({"matchLabels": sel} if flat else sel, {}, pods)
+    return sorted(f"node {index[k]}" if index.get(k) is not None else k for k in picked)
+
+
 def selections(view: dict, np: NodePod, pods: list[tuple[str, dict]]) -> bool:
     """Replace each label selector of the view's pod spec by the pods it selects; True when there was one."""
     spec = view["spec"]
@@ -372,6 +381,13 @@ def compare(before: Side, after: Side, claims: list[Claim], by: str = "node") ->
             c = _claimed(path, y, a, claims)
             out.append(Difference(where, path, x, y, c.row if c else None, c.finding if c else ""))
         bf, af = bviews[b.key].get("facts", {}), aviews[a.key].get("facts", {})
+        if by == "node" and isinstance(af.get("node rank"), int):
+            # whatever a claim says, a static rendezvous must give node i rank i, and node 0 the store
+            if af["node rank"] != a.node:
+                out.append(Difference(where, ("facts", "node rank is the node index"), a.node, af["node rank"]))
+            if af.get("hosts the store") != (a.node == 0):
+                out.append(Difference(where, ("facts", "only node 0 hosts the store"), a.node == 0,
+                                      af.get("hosts the store")))
         if bf.get("launcher") == "torchrun" and af.get("launcher") == "torchrun":
             env = env_map(next((as_list(c.get("env")) for c in as_list(as_dict(b.obj.get("spec")).get("containers"))
                                 if isinstance(c, dict) and c.get("name") == b.main), []), b.obj)

@@ -28,6 +28,8 @@ class Plan:
     runtime: str = ""                 # the runtime the TrainJob runs on, and whether it was generated
     compare: bool = True              # False for an object with no pods of its own (a runtime)
     facts: dict = field(default_factory=dict)   # what other plans read (the group restarts of a PyTorchJob)
+    extra: list = field(default_factory=list)   # plans of other documents this one's move changes (their selectors)
+    selectors: list = field(default_factory=list)   # (path before, path after) of selectors the proof evaluates
 
     def note(self, row_id: str, text: str) -> None:
         M.row(row_id)                 # a row of the table, or a KeyError here

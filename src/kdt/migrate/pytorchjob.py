@@ -287,7 +287,8 @@ def plan(doc, ctx) -> Plan:
         if rdzv.restarts:
             p.note("group-restarts", f"torchrun's {rdzv.restarts} in-place group restarts become the runtime's "
                                      f"failurePolicy.maxRestarts: {rdzv.restarts}")
-        p.claim("group-restarts", ("facts", "in-place restarts"), ("job", "group restarts"))
+        p.claim("group-restarts", ("facts", "in-place restarts"), after=0)
+        p.claim("group-restarts", ("job", "group restarts"), after=rdzv.restarts or 0)
     elif rdzv.removed:
         p.note("process-env", "removed " + ", ".join(w.text for w in rdzv.removed) + ": they read the Training "
                               "Operator's MASTER_ADDR/MASTER_PORT/RANK, which Trainer does not set; torchrun's default "
@@ -381,7 +382,52 @@ def plan(doc, ctx) -> Plan:
             ops.append(Op("remove", ("spec", key)))
     if S.QUEUE_LABEL in as_dict(as_dict(data.get("metadata")).get("labels")):
         p.note("kueue", f"the label {S.QUEUE_LABEL} stays on the TrainJob")
+    p.extra = [c for d in ctx.docs if d is not doc and (c := _companion(d, doc, version)) is not None]
     return p
+
+
+def _label_maps(node: Any, path: tuple = ()):
+    """(path, mapping) of every label selector map in an object: matchLabels, and a Service's spec.selector."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            here = path + (k,)
+            if k == "matchLabels" and isinstance(v, dict):
+                yield here, v, path
+            elif k == "selector" and isinstance(v, dict) and v and all(isinstance(x, str) for x in v.values()) \
+                    and not ({"matchLabels", "matchExpressions"} & set(v)):
+                yield here, v, here
+            else:
+                yield from _label_maps(v, here)
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _label_maps(v, path + (i,))
+
+
+def _companion(d, job, version: str) -> Plan | None:
+    """Row selectors: another object (a NetworkPolicy, a Service, a PodDisruptionBudget) that selects this job's
+    pods by the Training Operator's labels, moved to JobSet's so that it selects the TrainJob's pods."""
+    if not isinstance(d.data, dict):
+        return None
+    job_key, jobset_key = M.LABEL_JOB
+    master_key, master_value, index_key, index_value = M.LABEL_MASTER
+    c = Plan(d, version, by="key", after_key=d.key(), compare=False)
+    for path, labels, selector in _label_maps(d.data):
+        if str(labels.get(job_key)) != job.name:
+            continue
+        c.ops.append(Op("move", path + (jobset_key,), src=path + (job_key,),
+                        note=f"selectors: {job_key} -> {jobset_key} (the JobSet is named after the TrainJob)"))
+        if labels.get(master_key) == master_value:
+            c.ops.append(Op("remove", path + (master_key,)))
+            c.ops.append(Op("add", path + (index_key,), index_value))
+        left = [f"{k}={v}" for k, v in labels.items() if str(k).startswith("training.kubeflow.org/")
+                and k not in (job_key, master_key)]
+        if left:
+            c.finding("selectors", f"{'.'.join(map(str, path))} also selects by {', '.join(left)}, which no JobSet label "
+                      "says: it selects none of the TrainJob's pods", path)
+        c.selectors.append(selector)
+        c.note("selectors", f"{'.'.join(map(str, path))}: {job_key}={job.name} -> {jobset_key}={job.name} (selects the "
+                            "TrainJob's pods)")
+    return c if c.ops else None
 
 
 def _get(obj: Any, path: tuple) -> Any:
