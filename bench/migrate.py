@@ -7,7 +7,7 @@ Reads (the first two always; the others when present):
 
 | name | where | what is migrated |
 | --- | --- | --- |
-| this repository | overlays/*, charts/trainer/ci/*.yaml | every target whose render holds a PyTorchJob |
+| this repository | overlays/*, charts/trainer/ci/*.yaml | every target whose render holds a PyTorchJob; those with a TrainJob, to the other shape |
 | corpus | ../shared/corpus/kubeflow (bench/repos.corpus) | every YAML file with a PyTorchJob (Training Operator v1.8.1, v1.9.4 examples); and Trainer 2.3.0's example TrainJobs to 2.1's shape, on 2.3.0's runtimes |
 | gnosia93/training-on-eks | bench/repos.checkout (a fetched snapshot) | its kustomize base and overlays (PyTorchJobs launched by a shell script) |
 
@@ -54,8 +54,11 @@ def inputs(base: Path) -> list[tuple[str, str, list[str], tuple[str, ...], str |
     """(set, name, paths, releases, the release whose upstream runtimes the cluster has; None: the target's)."""
     out = []
     for t in T.discover():
-        if any(K.PYTORCHJOB.matches(d) for d in render(t).documents):
+        docs = render(t).documents
+        if any(K.PYTORCHJOB.matches(d) for d in docs):
             out.append(("this repository", t.name, [str(t.path)], ("2.1", "2.3"), None))
+        elif any(K.TRAINJOB.matches(d) for d in docs):
+            out.append(("this repository (shapes)", t.name, [str(t.path)], ("2.1", "2.3"), None))
     kf = base / "kubeflow"
     for p in sorted(kf.rglob("*.yaml")):
         if "crds" not in p.parts and _has(p, K.PYTORCHJOB):

@@ -26,7 +26,7 @@ from pathlib import Path
 from . import kinds as K
 from . import targets as T
 from .documents import Document, _chunks
-from .errors import UsageError
+from .errors import MALFORMED, UsageError
 from .expand.model import Loader
 from .findings import ERROR, WARNING, Finding
 from .merge_preview import expand_documents
@@ -95,7 +95,13 @@ def _plans(docs: list[Document], version: str, runtimes: list[Document], manager
         k = K.of(d)
         if k is None or not isinstance(d.data, dict):
             continue
-        p = k.migrate(d, ctx)
+        try:
+            p = k.migrate(d, ctx)
+        except MALFORMED as exc:
+            # fields of the wrong shape (a list where a mapping goes): the schema findings say where
+            findings.append(d.finding(RULE, f"not migrated: the {d.kind} does not have the shape its operator reads "
+                                            f"({type(exc).__name__}); see its schema findings", level=ERROR))
+            continue
         if p is None:
             continue
         if d.prefix:
@@ -258,8 +264,14 @@ def _migrate_files(tlist: list[T.Target], version: str, runtimes, manager, root:
     for t, r in zip(tlist, rendered):
         mine = [p for p in plans if p.doc in r.documents]
         rel = _rel(t.path) if str(t.path) != "-" else Path("stdin.yaml")
-        text = _file_text(t.path, r.documents, mine, loader) if mine else (
-            t.path.read_text() if str(t.path) != "-" else "".join(d.text for d in r.documents))
+        try:
+            text = _file_text(t.path, r.documents, mine, loader) if mine else (
+                t.path.read_text() if str(t.path) != "-" else "".join(d.text for d in r.documents))
+        except PatchError as exc:
+            # the file's own YAML reads otherwise than the rendered object (a key YAML 1.1 and 1.2 read apart)
+            res.findings.append(Finding(ERROR, RULE, f"not migrated: the patch does not apply to the file as it is "
+                                                     f"written ({exc})", t.name, target=""))
+            return res
         if mine:
             res.files[str(rel)] = text
         out = root / rel
@@ -324,13 +336,12 @@ def _migrate_values(t: T.Target, version: str, runtimes, manager, root: Path, cl
     first = jobs[0].doc if jobs else (r.documents[0] if r.documents else None)
     planned = MC.plan(t.path, t.chart, version, jobs, first) if first is not None else None
     if planned is None:
-        res.nothing = "its mode renders no PyTorchJob; the chart's trainjob mode is written for one release: " \
-                      "set trainJob.trainerVersion" if first is not None else "nothing rendered"
+        res.nothing = _nothing(r.documents, version)
         return res
     ops, vfs, vclaims, done = planned
     res.findings += fs + [f for p in jobs for f in p.findings] + vfs
     chart_rows = {"pod-patch", "trainer-container", "python-unbuffered", "backoff-limit", "active-deadline",
-                  "group-restarts"}      # what the chart's trainjob mode does itself, or `done` says
+                  "group-restarts", "shape-overrides", "shape-labels"}   # what the chart does itself, or `done` says
     for p in jobs:
         p.done = list(done) + [(row, text) for row, text in p.done if row not in chart_rows]
     rel = _rel(t.path)

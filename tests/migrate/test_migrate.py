@@ -376,3 +376,53 @@ def test_every_shipped_pytorchjob_target_migrates_with_nothing_unexplained(shipp
     assert r.unexplained == 0, [d for d in r.jobs[0].unexplained]
     assert r.checks == [], r.checks                    # validates and lints clean for its release
     assert all(f.level != ERROR for f in r.findings)
+
+
+SHAPES = {"overlays/fsdp": "2.3", "overlays/fsdp-trainer-2.3": "2.1", "overlays/scale-512-trainjob": "2.1",
+          "overlays/llm-trainjob": "2.1", "charts/trainer/ci/fsdp.yaml": "2.3",
+          "charts/trainer/ci/fsdp-trainer-2.3.yaml": "2.1", "charts/trainer/ci/scale-512-trainjob.yaml": "2.1",
+          "charts/trainer/ci/llm-trainjob.yaml": "2.1"}
+
+
+@pytest.fixture(scope="module")
+def shapes():
+    out = {}
+    for v in ("2.1", "2.3"):
+        tl = T.from_args([str(ROOT / n) for n, to in SHAPES.items() if to == v])
+        out.update({r.name: r for r in migrate_targets(tl, v)})
+    return out
+
+
+@pytest.mark.parametrize("name", SHAPES)
+def test_every_shipped_trainjob_target_changes_shape_with_the_same_pods(shapes, name):
+    r = shapes[name]
+    assert len(r.jobs) == 1 and r.jobs[0].pods >= 2
+    assert r.jobs[0].differences == [] and r.checks == [] and r.findings == []
+
+
+# ------------------------------------------------------------------------------------------- robustness
+ODD = ["5", "true", "~", "[]", "{}", "-1", '"x"', "1.5", "[a, b]", "{a: 1}", "null", "'2'"]
+
+
+def test_mutated_jobs_are_findings_never_tracebacks(tmp_path):
+    """Copies of the fixtures with odd values, lines dropped or repeated: every run ends in a result."""
+    import random
+    texts = [p.read_text() for p in sorted(FIX.glob("*.yaml"))]
+    rng = random.Random(29)
+    for it in range(30):
+        lines = rng.choice(texts).splitlines()
+        for _ in range(rng.randint(1, 3)):
+            i = rng.randrange(len(lines))
+            line, op = lines[i], rng.random()
+            if op < 0.4 and ":" in line:
+                lines[i] = line.split(":", 1)[0] + ": " + rng.choice(ODD)
+            elif op < 0.6:
+                del lines[i]
+            elif op < 0.8 and ":" in line:
+                lines[i] = line.split(":", 1)[0] + ":"
+            else:
+                lines.insert(i, lines[rng.randrange(len(lines))])
+        f = tmp_path / f"m{it}.yaml"
+        f.write_text("\n".join(lines) + "\n")
+        (r,) = migrate_targets(T.from_args([str(f)]), rng.choice(["2.1", "2.3"]))
+        assert isinstance(r.unexplained, int)

@@ -59,8 +59,10 @@ def main(argv=None) -> int:
                    help="the manager of the runtimePatches entry written (Trainer 2.2+; default kdt-migrate)")
     add_cluster_args(p)
     args = p.parse_args(argv)
-    if not re.fullmatch(r"v?2\.\d+(\.\d+)?", args.to):
-        raise UsageError(f"--to {args.to!r}: expected a Trainer v2 release such as 2.1 or 2.3")
+    m = re.fullmatch(r"v?2\.(\d+)(\.\d+)?", args.to)
+    if not m or not 1 <= int(m.group(1)) <= int(versions.TRAINER_RELEASES[-1].split(".")[1]):
+        raise UsageError(f"--to {args.to!r}: expected a Trainer release from 2.1 to {versions.TRAINER_RELEASES[-1]} "
+                         "(2.1: podTemplateOverrides; 2.2 and later: runtimePatches)")
     version = release(args.to)
     tlist = T.resolve(args.paths)
     runtimes = load_runtimes(args.runtime) if args.runtime else []

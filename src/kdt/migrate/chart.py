@@ -24,6 +24,8 @@ from .patch import Op, apply
 
 MODES = ("pytorchjob", "elastic")
 TRAINJOB = "trainjob"
+# charts/trainer/values.yaml trainJob.trainerVersion: the two shapes the chart's trainjob mode writes.
+SHAPES = {"2.1": "2.1", "2.3": "2.2+"}
 MARKER = "# kdt:trainer-version={}  (kdt migrate; validate, lint and preview check this file against it)\n"
 
 
@@ -62,14 +64,22 @@ def plan(values_file: Path, chart: Path, version: str, job_plans: list, doc_for_
     """The values file's patch, findings, claims and what was done; None when its mode is not a PyTorchJob's."""
     own, eff = effective(values_file, chart)
     mode = eff.get("mode")
-    if mode not in MODES:
-        return None
     work = copy.deepcopy(own)
     ops: list[Op] = []
     done: list[tuple[str, str]] = []
     findings: list[Finding] = []
     claims: list[Claim] = []
-    label = "2.1" if version == "2.1" else "2.2+"
+    label = SHAPES["2.1" if version == "2.1" else "2.3"]
+    if mode == TRAINJOB:
+        # the chart writes both shapes itself: the release is one value (row shape-overrides)
+        if as_dict(eff.get("trainJob")).get("trainerVersion") == label or not job_plans:
+            return None
+        _ensure(ops, work, ("trainJob",))
+        ops.append(Op("replace" if "trainerVersion" in work["trainJob"] else "add", ("trainJob", "trainerVersion"), label))
+        done.append(("shape-overrides", f"trainJob.trainerVersion {label}: the chart writes the TrainJob in that shape"))
+        return ops, findings, claims, done
+    if mode not in MODES:
+        return None
     ops.append(Op("replace" if "mode" in own else "add", ("mode",), TRAINJOB))
     done.append(("chart-mode", f"mode {mode} -> {TRAINJOB}, trainJob.trainerVersion {label}"))
     _ensure(ops, work, ("trainJob",))
