@@ -272,11 +272,9 @@ def _migrate_files(tlist: list[T.Target], version: str, runtimes, manager, root:
             res.findings.append(Finding(ERROR, RULE, f"not migrated: the patch does not apply to the file as it is "
                                                      f"written ({exc})", t.name, target=""))
             return res
-        if mine:
-            res.files[str(rel)] = text
-        out = root / rel
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text)
+        out = _write(res, root, rel, text)
+        if not mine:
+            res.files.pop(str(rel))       # written for the proof only: the input as it is
         after_targets.append(T.Target(display(out), T.FILE, out))
     after = [render(t) for t in after_targets]
     adocs = [d for r in after for d in r.documents]
@@ -293,9 +291,8 @@ def _migrate_files(tlist: list[T.Target], version: str, runtimes, manager, root:
 
 def _migrate_overlay(t: T.Target, version: str, runtimes, manager, root: Path, final_root: Path, cluster) -> Result:
     res = Result(t.name, version)
-    r = render(t)
-    res.findings += r.findings
-    if not r.ok:
+    r = _input(res, t)
+    if r is None:
         return res
     plans, fs = _plans(r.documents, version, runtimes, manager, Loader(roundtrip=True))
     res.findings += fs + [f for p in plans for f in p.findings]
@@ -303,18 +300,36 @@ def _migrate_overlay(t: T.Target, version: str, runtimes, manager, root: Path, f
         res.nothing = _nothing(r.documents, version)
         return res
     rel = _rel(t.path)
-    files = _kustomization(t, final_root / rel, plans, version)
     out = root / rel
-    out.mkdir(parents=True, exist_ok=True)
-    for fname, text in files.items():
-        (out / fname).write_text(text)
-        res.files[str(rel / fname)] = text
-    at = T.Target(display(out), T.KUSTOMIZE, out)
+    for fname, text in _kustomization(t, final_root / rel, plans, version).items():
+        _write(res, root, rel / fname, text)
+    return _proved(res, plans, r.documents, T.Target(display(out), T.KUSTOMIZE, out), version, cluster, runtimes)
+
+
+def _input(res: Result, t: T.Target):
+    """The input's render, or None (its findings in `res`) when it cannot be read or rendered."""
+    r = render(t)
+    res.findings += r.findings
+    return r if r.ok else None
+
+
+def _write(res: Result, root: Path, rel: Path, text: str) -> Path:
+    """A migrated file, written in the stage folder (and remembered for the output folder)."""
+    out = root / rel
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+    res.files[str(rel)] = text
+    return out
+
+
+def _proved(res: Result, plans: list[Plan], bdocs: list[Document], at: T.Target, version: str, cluster,
+            runtimes, claims: list[Claim] = ()) -> Result:
+    """The migrated target rendered, proved against the input, validated and linted."""
     ar = render(at)
     if not ar.ok:
-        res.findings += _unrendered(t.name, ar.findings)
+        res.findings += _unrendered(res.name, ar.findings)
         return res
-    res.jobs, efs = _prove(plans, r.documents, ar.documents, version, cluster.options, runtimes=runtimes)
+    res.jobs, efs = _prove(plans, bdocs, ar.documents, version, cluster.options, claims, runtimes)
     res.others = _others(plans)
     res.findings += efs
     res.checks += _checks(at, ar.documents, version, cluster, runtimes)
@@ -327,9 +342,8 @@ def _others(plans: list[Plan]) -> list[tuple[str, list]]:
 
 def _migrate_values(t: T.Target, version: str, runtimes, manager, root: Path, cluster) -> Result:
     res = Result(t.name, version)
-    r = render(t)
-    res.findings += r.findings
-    if not r.ok:
+    r = _input(res, t)
+    if r is None:
         return res
     plans, fs = _plans(r.documents, version, runtimes, manager, Loader(roundtrip=False))
     jobs = [p for p in plans if p.compare and p.ops]
@@ -344,22 +358,12 @@ def _migrate_values(t: T.Target, version: str, runtimes, manager, root: Path, cl
                   "group-restarts", "shape-overrides", "shape-labels"}   # what the chart does itself, or `done` says
     for p in jobs:
         p.done = list(done) + [(row, text) for row, text in p.done if row not in chart_rows]
-    rel = _rel(t.path)
-    text = MC.values_text(t.path, ops, version)
-    out = root / rel
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text)
-    res.files[str(rel)] = text
+    out = _write(res, root, _rel(t.path), MC.values_text(t.path, ops, version))
     at = T.Target(display(out), T.HELM, out, t.chart)
-    ar = render(at)
-    if not ar.ok:
-        res.findings += _unrendered(t.name, ar.findings)
-        return res
-    res.jobs, efs = _prove(jobs, r.documents, ar.documents, version, cluster.options, vclaims, runtimes)
+    _proved(res, jobs, r.documents, at, version, cluster, runtimes, vclaims)
+    chart_runtimes = [f"{d.kind}/{d.name} (the chart's)" for d in K.runtimes(render(at).documents)]   # render: cached
     for j in res.jobs:
-        j.runtime = next((f"{d.kind}/{d.name} (the chart's)" for d in K.runtimes(ar.documents)), j.runtime)
-    res.findings += efs
-    res.checks += _checks(at, ar.documents, version, cluster, runtimes)
+        j.runtime = chart_runtimes[0] if chart_runtimes else j.runtime
     return res
 
 

@@ -124,10 +124,5 @@ def setting(launch: Launch, name: str, env: dict) -> str | None:
 
 
 def conf(text: str | None) -> dict[str, str]:
-    """`--rdzv-conf` as torchrun splits it: key=value pairs separated by commas."""
-    out = {}
-    for part in str(text or "").split(","):
-        k, eq, v = part.partition("=")
-        if eq:
-            out[k.strip()] = v.strip()
-    return out
+    """`--rdzv-conf` as torchrun splits it (kdt.operators.torchrun.rdzv_conf)."""
+    return TR.rdzv_conf(text)

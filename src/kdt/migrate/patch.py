@@ -41,6 +41,15 @@ class Op:
         return d
 
 
+def cmap(*pairs) -> Any:
+    """A round-trip mapping of (key, value) pairs, in that order (what the migration writes)."""
+    from ruamel.yaml.comments import CommentedMap
+    m = CommentedMap()
+    for k, v in pairs:
+        m[k] = v
+    return m
+
+
 def pointer(path) -> str:
     """A JSON pointer: `/spec/trainer/env/-`."""
     return "".join("/" + str(p).replace("~", "~0").replace("/", "~1") for p in path)

@@ -30,18 +30,10 @@ from ..operators import trainer_v2 as TV2
 from ..operators import training_operator_v1 as TO1
 from . import launcher as L
 from .compare import MAIN, NodePod, pod_view
-from .patch import Op, plain
+from .patch import Op, cmap as _cm, plain
 from .plan import Plan
 
 NOTE_HEADER = "kdt migrate"
-
-
-def _cm(*pairs) -> Any:
-    from ruamel.yaml.comments import CommentedMap
-    m = CommentedMap()
-    for k, v in pairs:
-        m[k] = v
-    return m
 
 
 def _replicas(p: Plan, spec: dict) -> dict | None:

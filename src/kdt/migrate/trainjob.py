@@ -17,18 +17,10 @@ from typing import Any
 from ..fields import as_dict, as_int, as_list, quantity
 from ..operators import trainer_v2 as TV2
 from ..resources import container_gpus
-from .patch import Op, plain
+from .patch import Op, cmap as _cm, plain
 from .plan import Plan
 
 NOTE = "kdt migrate"
-
-
-def _cm(*pairs) -> Any:
-    from ruamel.yaml.comments import CommentedMap
-    m = CommentedMap()
-    for k, v in pairs:
-        m[k] = v
-    return m
 
 
 def shape(spec: dict) -> str | None:

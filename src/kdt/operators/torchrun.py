@@ -63,6 +63,17 @@ STATIC = "static"
 RENDEZVOUS = ("rdzv_backend", "rdzv_endpoint", "rdzv_id", "rdzv_conf", "max_restarts")
 
 
+def rdzv_conf(text) -> dict[str, str]:
+    """`--rdzv-conf` (or PET_RDZV_CONF) as torchrun reads it: key=value pairs separated by commas
+    (torch/distributed/elastic/rendezvous/utils.py _parse_rendezvous_config, which run.py config_from_args calls)."""
+    out = {}
+    for part in str(text or "").split(","):
+        k, eq, v = part.partition("=")
+        if eq:
+            out[k.strip()] = v.strip()
+    return out
+
+
 def alias_index() -> dict[str, str]:
     """Every spelling of a value flag -> its name in VALUE_FLAGS."""
     return {a: name for name, (aliases, _, _) in VALUE_FLAGS.items() for a in aliases}
