@@ -386,7 +386,7 @@ def _relocate(results: list[Result], stage: Path, final: Path | None) -> None:
 
 
 def migrate_targets(tlist: list[T.Target], version: str, runtimes: list[Document] = (), output: Path | None = None,
-                    cluster=None, manager: str = "kdt-migrate") -> list[Result]:
+                    cluster=None, manager: str = "torch-k8s.io/kdt-migrate") -> list[Result]:
     """Every target migrated to the Trainer shape `version` ("2.1" or "2.3"), proved; written to `output` (whole
     or not at all) when given, else to a folder removed afterwards."""
     from .cluster import load

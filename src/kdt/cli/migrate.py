@@ -55,8 +55,9 @@ def main(argv=None) -> int:
     p.add_argument("-o", "--format", choices=migrate_formats.FORMATS, default="text", help="report format (default: text)")
     p.add_argument("--report", metavar="FILE", help="write the report to FILE (whole or not at all) instead of standard output")
     p.add_argument("--check", action="store_true", help="exit 1 on any unexplained difference")
-    p.add_argument("--patch-manager", default="kdt-migrate", metavar="NAME",
-                   help="the manager of the runtimePatches entry written (Trainer 2.2+; default kdt-migrate)")
+    p.add_argument("--patch-manager", default="torch-k8s.io/kdt-migrate", metavar="NAME",
+                   help="the manager of the runtimePatches entry written (Trainer 2.2+; a domain-prefixed path, which "
+                        "the TrainJob webhook requires; default torch-k8s.io/kdt-migrate)")
     add_cluster_args(p)
     args = p.parse_args(argv)
     m = re.fullmatch(r"v?2\.(\d+)(\.\d+)?", args.to)

@@ -84,7 +84,7 @@ class MigrateContext:
     version: str                       # the Trainer release to write for: "2.1", or "2.3" for 2.2 and later
     runtimes: list                     # runtime documents a migrated job may run on (the input's and --runtime's)
     load: Any = None                   # kdt.expand.model.Loader: round-trip copies (comments kept)
-    manager: str = "kdt-migrate"       # the runtimePatches manager written
+    manager: str = "torch-k8s.io/kdt-migrate"   # the runtimePatches manager written (a domain-prefixed path)
 
 
 class Kind:

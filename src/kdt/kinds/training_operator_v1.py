@@ -127,7 +127,8 @@ class PyTorchJob(TrainingOperatorJob):
         return migrate_to1.plan(doc, ctx)
 
     def migration_side(self, doc, items, docs):
-        return migration_sides.pytorchjob(doc, [e for e in items if e.kind == "Pod"])
+        gang = next((e.facts["gang"] for e in items if e.facts.get("gang")), None)   # its PodGroup's
+        return migration_sides.pytorchjob(doc, [e for e in items if e.kind == "Pod"], gang)
 
     def set_nproc(self, data: dict, n: int) -> bool:
         spec = data.setdefault("spec", {})

@@ -23,6 +23,7 @@ from typing import Any
 from ..fields import as_dict, as_int, as_list
 from ..operators import jobset as JS
 from ..operators import migration as M
+from ..operators import scheduling as SCHED
 from ..operators import torchrun as TR
 from ..resources import container_gpus
 from . import launcher as L
@@ -45,6 +46,7 @@ class NodePod:
     names: tuple = ()             # DNS names that resolve to this pod
     node: int | None = None       # the node index of a training pod
     operator_init: frozenset = frozenset()   # init containers the operator injects
+    set_aside: frozenset = frozenset()       # paths of the pod its operator's gang scheduling wrote (row gang)
 
 
 @dataclass
@@ -86,8 +88,13 @@ _ABSENT = "(absent)"
 
 
 # ---------------------------------------------------------------------------------------- the pod view
+# The label and annotations a gang scheduler's PodGroup names its pods by, which both operators write
+# (kdt.operators.scheduling): compared as the job's gang (row gang), not per pod.
+GANG_KEYS = frozenset({SCHED.COSCHEDULING_POD_LABEL, SCHED.VOLCANO_GROUP_ANNOTATION, SCHED.VOLCANO_TASK_SPEC_ANNOTATION})
+
+
 def operator_label(key: str) -> bool:
-    return str(key).split("/")[0] in M.OPERATOR_LABEL_DOMAINS
+    return str(key).split("/")[0] in M.OPERATOR_LABEL_DOMAINS or key in GANG_KEYS
 
 
 def _env_value(e: dict, pod: dict):
@@ -161,7 +168,7 @@ def pod_view(np: NodePod, rdzv_ports: set) -> dict:
     if meta.get("namespace"):
         view["metadata"]["namespace"] = meta["namespace"]
     for k, v in spec.items():
-        if k in ("hostname", "subdomain"):
+        if k in ("hostname", "subdomain") or ("spec", k) in np.set_aside:
             continue
         if k in ("containers", "initContainers", "ephemeralContainers"):
             items = {}

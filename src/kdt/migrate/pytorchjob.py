@@ -681,6 +681,8 @@ def _runtime(p: Plan, ctx, doc, spec, run_policy, prs, tmpl, s_pod, s_c, c, pod,
         if sp.get("scheduleTimeoutSeconds") is not None:
             cos["scheduleTimeoutSeconds"] = sp["scheduleTimeoutSeconds"]
         rspec["podGroupPolicy"] = _cm(("coscheduling", cos))
+        # the Training Operator makes the PodGroup only when it runs with --gang-scheduler-name; Trainer always
+        p.claim("gang", ("job", "gang"), after={"timeout": sp.get("scheduleTimeoutSeconds"), "needs": "every pod"})
         p.note("gang", "runPolicy.schedulingPolicy -> the runtime's podGroupPolicy.coscheduling"
                        + (f" (scheduleTimeoutSeconds {sp['scheduleTimeoutSeconds']})" if "scheduleTimeoutSeconds" in cos else ""))
     rspec["template"] = _cm(("spec", js_spec))

@@ -16,6 +16,7 @@ from ..operators import jobset as JS
 from ..operators import scheduling as S
 from ..operators import trainer_v2 as TV2
 from ..operators import training_operator_v1 as TO1
+from ..expand import training_operator_v1 as XTO
 from .compare import NodePod, Side
 
 UNLIMITED = "unlimited"
@@ -36,8 +37,9 @@ def _meta(data: dict) -> dict:
     return out
 
 
-def pytorchjob(doc, items: list) -> Side:
-    """The PyTorchJob's pods (`items`: the merge preview's Pod objects of `doc`) and its run policy."""
+def pytorchjob(doc, items: list, gang: str | None = None) -> Side:
+    """The PyTorchJob's pods (`items`: the merge preview's Pod objects of `doc`) and its run policy; `gang`: the
+    operator's --gang-scheduler-name when the preview ran with one (no PodGroup without it)."""
     pods = []
     for e in items:
         if "rank" not in e.facts:
@@ -47,7 +49,10 @@ def pytorchjob(doc, items: list) -> Side:
         injected = frozenset(c.get("name") for c in as_list(as_dict(e.obj.get("spec")).get("initContainers"))
                              if isinstance(c, dict) and c.get("name") not in base_inits)
         rank = int(e.facts["rank"])
-        pods.append(NodePod(f"node {rank}", e.obj, TO1.CONTAINER_NAME, _names(e.name, None, doc.namespace), rank, injected))
+        # what the gang scheduler's decoration wrote (control/podgroup_control.go DecoratePodTemplateSpec)
+        gang_paths = frozenset(p for p, origin in e.trace.entries if origin.startswith(XTO.GANG))
+        pods.append(NodePod(f"node {rank}", e.obj, TO1.CONTAINER_NAME, _names(e.name, None, doc.namespace), rank,
+                            injected, gang_paths))
     spec = as_dict(doc.data.get("spec"))
     rp = as_dict(spec.get("runPolicy"))
     nodes = len(pods)
@@ -59,7 +64,7 @@ def pytorchjob(doc, items: list) -> Side:
            "group restarts": 0,
            "managed by": rp.get("managedBy") if rp.get("managedBy") not in (None, TO1.MANAGED_BY_OPERATOR) else None}
     sp = rp.get("schedulingPolicy")
-    if isinstance(sp, dict):
+    if isinstance(sp, dict) and gang:      # the operator makes a PodGroup only with --gang-scheduler-name
         ma = as_int(sp.get("minAvailable"))
         job["gang"] = {"timeout": sp.get("scheduleTimeoutSeconds"),
                        "needs": "every pod" if ma is None or ma >= nodes else f"{ma} pods"}
