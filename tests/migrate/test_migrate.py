@@ -185,6 +185,16 @@ def test_master_worker_job_moves_whole_with_trainers_rendezvous(ddp, version):
     assert ttl.path == "spec.runPolicy.ttlSecondsAfterFinished" and ttl.line == 14
 
 
+def test_gang_scheduling_is_compared_as_the_jobs_gang(ddp):
+    # without a gang scheduler the Training Operator ignores schedulingPolicy; the runtime's podGroupPolicy is Trainer's
+    (gang,) = [d for d in ddp["2.3"].jobs[0].differences if d.path == ("job", "gang")]
+    assert (gang.before, gang.after, gang.row) == (None, {"timeout": 120, "needs": "every pod"}, "gang")
+    from kdt.cluster import Cluster
+    r = _one(FIX / "ddp.yaml", "2.3", cluster=Cluster(gang_scheduler="volcano"))
+    assert r.unexplained == 0                          # its schedulerName and annotations: the job's gang, the same
+    assert not [d for d in r.jobs[0].differences if "gang" in d.path or "schedulerName" in d.path]
+
+
 def test_the_files_comments_and_key_order_are_kept(ddp):
     text = ddp["2.3"].files["tests/migrate/fixtures/ddp.yaml"]
     assert text.index("kind: ClusterTrainingRuntime") < text.index("kind: TrainJob")      # the runtime first
