@@ -32,9 +32,9 @@ from .findings import ERROR, WARNING, Finding
 from .merge_preview import expand_documents
 from .migrate import chart as MC
 from .migrate.compare import Claim, Difference, compare
-from .migrate.patch import PatchError, apply, dump, normalize_comments, patch_text, plain
+from .migrate.patch import PatchError, apply, dump, normalize_comments, patch_text
 from .migrate.plan import Plan
-from .paths import ROOT, display
+from .paths import display
 from .render import helm_lint, render
 
 RULE = "migrate"
@@ -433,4 +433,4 @@ def load_runtimes(paths: list[str]) -> list[Document]:
     return out
 
 
-__all__ = ["JobProof", "Result", "migrate_targets", "load_runtimes", "release", "plain", "PatchError", "ROOT"]
+__all__ = ["JobProof", "Result", "migrate_targets", "load_runtimes", "release"]

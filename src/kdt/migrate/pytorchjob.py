@@ -21,7 +21,6 @@ import copy
 from typing import Any
 
 from ..fields import as_dict, as_int, as_list
-from ..findings import ERROR
 from ..operators import injection as INJ
 from ..operators import migration as M
 from ..operators import scheduling as S

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import copy
 import math
-from typing import Any
 
 from ..fields import as_dict, as_int, as_list, quantity
 from ..operators import trainer_v2 as TV2
