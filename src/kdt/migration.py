@@ -67,6 +67,7 @@ class Result:
     files: dict[str, str] = field(default_factory=dict)      # output path (below the output folder) -> text
     nothing: str = ""                  # why nothing was migrated
     others: list[tuple[str, list]] = field(default_factory=list)   # objects with no pods of their own (a runtime)
+    failed: bool = False               # the input or the migrated output could not be rendered: nothing written
 
     @property
     def unexplained(self) -> int:
@@ -240,10 +241,11 @@ def _checks(target: T.Target, docs: list[Document], version: str, cluster, runti
 
 
 # ------------------------------------------------------------------------------------------- targets
-def _unrendered(name: str, fs: list[Finding]) -> list[Finding]:
+def _unrendered(res: Result, fs: list[Finding]) -> None:
     """A migrated output that kustomize or helm refuses: the migration's error (exit 1), with their message."""
-    return [Finding(ERROR, RULE, f"the migrated output does not render: {f.message}", name, target=name)
-            for f in fs if f.rule in ("render", "input")]
+    res.failed = True
+    res.findings += [Finding(ERROR, RULE, f"the migrated output does not render: {f.message}", res.name,
+                             target=res.name) for f in fs if f.rule in ("render", "input", "yaml")]
 
 
 def _migrate_files(tlist: list[T.Target], version: str, runtimes, manager, root: Path, cluster) -> Result:
@@ -253,6 +255,7 @@ def _migrate_files(tlist: list[T.Target], version: str, runtimes, manager, root:
     docs = [d for r in rendered for d in r.documents]
     res.findings += [f for r in rendered for f in r.findings]
     if any(not r.ok for r in rendered):
+        res.failed = True
         return res
     loader = Loader(roundtrip=True)
     plans, fs = _plans(docs, version, runtimes, manager, loader)
@@ -271,6 +274,7 @@ def _migrate_files(tlist: list[T.Target], version: str, runtimes, manager, root:
             # the file's own YAML reads otherwise than the rendered object (a key YAML 1.1 and 1.2 read apart)
             res.findings.append(Finding(ERROR, RULE, f"not migrated: the patch does not apply to the file as it is "
                                                      f"written ({exc})", t.name, target=""))
+            res.failed = True
             return res
         out = _write(res, root, rel, text)
         if not mine:
@@ -280,7 +284,7 @@ def _migrate_files(tlist: list[T.Target], version: str, runtimes, manager, root:
     adocs = [d for r in after for d in r.documents]
     bad = [f for r in after for f in r.findings if f.rule in ("render", "input", "yaml")]
     if bad:
-        res.findings += _unrendered(name, bad)
+        _unrendered(res, bad)
         return res
     res.jobs, efs = _prove(plans, docs, adocs, version, cluster.options, runtimes=runtimes)
     res.others = _others(plans)
@@ -310,6 +314,7 @@ def _input(res: Result, t: T.Target):
     """The input's render, or None (its findings in `res`) when it cannot be read or rendered."""
     r = render(t)
     res.findings += r.findings
+    res.failed = not r.ok
     return r if r.ok else None
 
 
@@ -327,7 +332,7 @@ def _proved(res: Result, plans: list[Plan], bdocs: list[Document], at: T.Target,
     """The migrated target rendered, proved against the input, validated and linted."""
     ar = render(at)
     if not ar.ok:
-        res.findings += _unrendered(res.name, ar.findings)
+        _unrendered(res, ar.findings)
         return res
     res.jobs, efs = _prove(plans, bdocs, ar.documents, version, cluster.options, claims, runtimes)
     res.others = _others(plans)
@@ -407,8 +412,7 @@ def migrate_targets(tlist: list[T.Target], version: str, runtimes: list[Document
                 results.append(_migrate_values(t, version, runtimes, manager, stage, cluster))
         if files:
             results.append(_migrate_files(files, version, runtimes, manager, stage, cluster))
-        if output is not None and not any(f.rule in ("render", "input") and f.level == ERROR
-                                          for r in results for f in r.findings):
+        if output is not None and not any(r.failed for r in results):     # whole or not at all
             for r in results:
                 for rel, text in r.files.items():
                     dest = final_root / rel

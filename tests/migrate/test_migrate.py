@@ -326,6 +326,16 @@ def test_an_overlay_becomes_an_overlay_beside_it_and_the_input_is_untouched(tmp_
             "path": "/spec/trainer/image"} in ops
 
 
+def test_output_is_written_whole_or_not_at_all(tmp_path):
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "kustomization.yaml").write_text("resources: [missing.yaml]\n")
+    out = tmp_path / "out"
+    results = migrate_targets(T.from_args([str(bad), str(FIX / "ddp.yaml")]), "2.3", output=out)
+    assert [r.failed for r in results] == [True, False] and results[1].files
+    assert not out.exists()                           # the job that migrated is not written without the other
+
+
 def test_without_output_nothing_is_written(tmp_path):
     ov = _overlay(tmp_path)
     r = _one(ov, "2.1")

@@ -14,7 +14,8 @@ What has no equivalent (elasticPolicy's bounds, restartPolicy ExitCode, the oper
 located finding saying what changes for the job. The table of equivalences, each row cited to both
 operators' source: docs/migration.md.
 
-Output (--output DIR, written whole or not at all; the input is never modified): a YAML file with the
+Output (--output DIR, written whole or not at all: nothing when a target cannot be read or its migrated
+output does not render; the input is never modified): a YAML file with the
 migrated documents in place (comments and key order kept), an overlay beside the original (a kustomization
 taking the original as its resource, JSON6902 patches, the generated runtimes), a values file. Without
 --output nothing is written: the report says what would be.
