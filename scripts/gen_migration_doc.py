@@ -88,12 +88,12 @@ or rendered. The release written for: `--to` (2.1, or 2.2 and later, checked aga
 **Measured** (`.venv/bin/python bench/migrate.py`, `make bench`; last run on this repository, the shared
 corpus and the fetched gnosia93/training-on-eks):
 
-| input | migrations | jobs | pod pairs compared | explained | unexplained | findings | output errors / warnings |
+| input | runs | jobs migrated | pod pairs compared | explained | unexplained | findings | output errors / warnings |
 | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
 | this repository's PyTorchJob overlays and chart modes (6), to 2.1 and 2.2+ | 12 | 12 | 272 | 2462 | 0 | 34 | 0 / 0 |
-| this repository's TrainJob overlays and chart modes (8), to the other shape | 8 | 8 | 144 | 0 | 0 | 0 | 0 / 0 |
+| this repository's TrainJob overlays and chart modes (10), to 2.1 and 2.2+ (8 change shape; the rest are in it, or in both) | 20 | 8 | 144 | 0 | 0 | 0 | 0 / 0 |
 | the corpus's PyTorchJob examples (Training Operator v1.8.1, v1.9.4: 17 files), to 2.1 and 2.2+ | 34 | 34 | 76 | 536 | 0 | 70 | 0 / 103 |
-| Trainer 2.3.0's example TrainJobs (5), to 2.1 | 5 | 1 | 2 | 0 | 0 | 0 | 0 / 0 |
+| Trainer 2.3.0's example TrainJobs (5), to 2.1 (4 use no field of either shape) | 5 | 1 | 2 | 0 | 0 | 0 | 0 / 0 |
 | gnosia93/training-on-eks (its base and 2 overlays; shell-script launchers), to 2.1 and 2.2+ | 6 | 6 | 16 | 82 | 0 | 18 | 0 / 18 |
 
 Findings over all the inputs, by row: backoff-limit 46, process-env 22 (the corpus's MNIST examples, among
