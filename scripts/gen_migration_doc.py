@@ -72,7 +72,10 @@ Job. Each pod is read as the program in it sees it: containers, image, the argum
 `args`), resources, volumes and mounts, env after the operators' injection (the last entry of a name wins),
 and torchrun's view with each operator's env names mapped to each other: node count, processes per node,
 world size, node rank, the rendezvous (backend, the node that hosts it, the port), whether the pod hosts
-the store, in-place restarts. Label selectors are compared by the pods they select. Then the run policy:
+the store, in-place restarts. Label selectors are compared by the pods they select, in the job and in the
+objects that select its pods (a NetworkPolicy, a Service: their selectors move to JobSet's labels too). The
+proof builds every pod up to 4096 per replica type or Job (`kdt.migration.PROOF_PODS`); past that, the first
+four and the last two of each, as the merge preview does, and compares those built on both sides. Then the run policy:
 backoff limit, deadline, TTL, suspend, pods deleted at the end, gang scheduling, group restarts, the Kueue
 queue, managedBy, the job's labels. Every difference is **explained** by a row below (one the comparison
 applies, one the migration did, or a finding's) or **unexplained**; `--check` exits 1 on any unexplained

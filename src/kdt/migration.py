@@ -27,7 +27,7 @@ from . import kinds as K
 from . import targets as T
 from .documents import Document, _chunks
 from .errors import MALFORMED, UsageError
-from .expand.model import Loader
+from .expand.model import Limit, Loader
 from .findings import ERROR, WARNING, Finding
 from .merge_preview import expand_documents
 from .migrate import chart as MC
@@ -39,6 +39,9 @@ from .render import helm_lint, render
 
 RULE = "migrate"
 LABELS = {"2.1": "2.1", "2.3": "2.2+"}
+# The proof builds every pod of a job up to this many per group (a replica type, a Job); past it, the merge
+# preview's first and last ones (kdt.expand.model.Limit) and the proof compares those built on both sides.
+PROOF_PODS = 4096
 
 
 @dataclass
@@ -50,6 +53,7 @@ class JobProof:
     done: list[tuple[str, str]]
     differences: list[Difference] = field(default_factory=list)
     pods: int = 0                      # pods compared, before and after paired
+    partial: bool = False              # past PROOF_PODS: the pods the preview built on both sides
 
     @property
     def unexplained(self) -> list[Difference]:
@@ -184,6 +188,7 @@ def _prove(plans: list[Plan], bdocs: list[Document], adocs: list[Document], vers
     # a runtime given to the migration is the cluster's: there before and after
     bdocs = bdocs + [r for r in runtimes if r not in bdocs]
     adocs = adocs + [r for r in runtimes if r not in adocs]
+    options = {**options, "limit": Limit(whole=PROOF_PODS)}
     before, bf = expand_documents(bdocs, options=options)
     after, af = expand_documents(adocs, trainer_version=version, options=options)
     findings = [f for f in af if f not in bf]
@@ -202,7 +207,9 @@ def _prove(plans: list[Plan], bdocs: list[Document], adocs: list[Document], vers
         job.after = f"{adoc.kind}/{adoc.name}"
         if not bs.pods or not as_.pods:
             job.differences.append(Difference("job", ("pods",), len(bs.pods), len(as_.pods)))
-        diffs, job.pods = compare(bs, as_, claims, p.by)
+        partial = any(e.facts.get("elided") for e in (*before, *after) if e.source in (p.doc, adoc))
+        diffs, job.pods = compare(bs, as_, claims, p.by, partial)
+        job.partial = partial
         job.differences.extend(diffs)
         job.differences.extend(_companion_selections(p, bs, as_, adocs))
     return proofs, findings

@@ -228,6 +228,19 @@ def test_what_has_no_equivalent_is_a_located_finding_and_explains_its_difference
     assert env == {"env MASTER_ADDR", "env MASTER_PORT", "env WORLD_SIZE", "env RANK"}
 
 
+def test_a_job_of_2_30_nodes_is_proved_on_the_pods_the_preview_builds(tmp_path):
+    f = tmp_path / "huge.yaml"
+    f.write_text((FIX / "ddp.yaml").read_text().replace("replicas: 2\n", f"replicas: {2**30 - 1}\n"))
+    r = _one(f, "2.3")
+    (job,) = r.jobs
+    assert job.partial and job.pods == 6 and r.unexplained == 0     # nodes 0-3 and the last two, on both sides
+    assert {d.where for d in job.differences if d.path == ("pod",)} == {"node 0", "node 1", "node 2", "node 3",
+                                                                        f"node {2**30 - 2}", f"node {2**30 - 1}"}
+    out = io.StringIO()
+    migrate_formats.write([r], "text", out, "2.2+")
+    assert f"nodes 0-3, {2**30 - 2}-{2**30 - 1}: pod:" in out.getvalue()
+
+
 def test_a_runtime_given_that_fits_is_used_instead_of_a_generated_one(tmp_path, ddp):
     generated = _docs(ddp["2.3"].files["tests/migrate/fixtures/ddp.yaml"])[("ClusterTrainingRuntime", "ddp-test")]
     generated["metadata"]["name"] = "shared-torch"

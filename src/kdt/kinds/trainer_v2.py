@@ -123,7 +123,8 @@ class TrainJob(_Trainer):
 
     def migration_side(self, doc, items, docs):
         js = next((e for e in items if e.kind == JS.KIND), None)
-        return migration_sides.trainjob(doc, js, TV2.find_runtime(doc, list(docs))) if js is not None else None
+        pods = [e for e in items if e.kind == "Pod"]
+        return migration_sides.trainjob(doc, js, pods, TV2.find_runtime(doc, list(docs))) if js is not None else None
 
     def field_origin(self, pod, container, key: str) -> tuple:
         """The `node` container's command and args come from spec.trainer when it sets them (builder.go Trainer)."""

@@ -65,7 +65,7 @@ class Claim:
     limits it to some training nodes (None: every pod)."""
     row: str
     path: tuple
-    nodes: frozenset | None = None
+    nodes: Any = None             # a container of node indices (a range, a set); None: every pod
     finding: str = ""
     after: Any = None             # the value the path must have after, when the claim says (None: any)
 
@@ -334,13 +334,20 @@ def _claimed(path: tuple, after: Any, where: NodePod | None, claims: list[Claim]
     return None
 
 
-def compare(before: Side, after: Side, claims: list[Claim], by: str = "node") -> tuple[list[Difference], int]:
+def compare(before: Side, after: Side, claims: list[Claim], by: str = "node", partial: bool = False
+            ) -> tuple[list[Difference], int]:
     """Every difference between the two sides' pods and run policies, each explained or not, and how many
     pods were paired.
 
     by: "node" pairs the training pods by node index (a PyTorchJob and its TrainJob), "key" pairs every pod
-    by its place (a TrainJob and its other shape)."""
+    by its place (a TrainJob and its other shape). partial: the merge preview built some pods of each group
+    only (a job past its limit): the pods built on both sides are compared, the selections among them."""
     out: list[Difference] = []
+    if partial:
+        place = (lambda np: np.node) if by == "node" else (lambda np: np.key)
+        common = {place(np) for np in before.pods} & {place(np) for np in after.pods}
+        before = Side([np for np in before.pods if place(np) in common], before.job, before.rdzv_ports)
+        after = Side([np for np in after.pods if place(np) in common], after.job, after.rdzv_ports)
     sides = []
     for side in (before, after):
         names = {n: np.node for np in side.pods if np.node is not None for n in np.names}

@@ -247,7 +247,7 @@ def plan(doc, ctx) -> Plan:
     run_policy = as_dict(spec.get("runPolicy"))
     counts = {canon: as_int(r.get("replicas"), INJ.V1_DEFAULT_REPLICAS) or 0 for canon, (_, r) in reps.items()}
     nodes = sum(counts.values())
-    worker_nodes = frozenset(range(counts.get(TO1.MASTER, 0), nodes)) if master else None
+    worker_nodes = range(counts.get(TO1.MASTER, 0), nodes) if master else None     # a range: 2**30 nodes cost nothing
     patch_pod, patch_c = TV2.patch_fields(version)
     own = {str(e.get("name")): e.get("value") if "valueFrom" not in e else None
            for e in as_list(c.get("env")) if isinstance(e, dict) and e.get("name") is not None}

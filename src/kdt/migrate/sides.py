@@ -80,22 +80,22 @@ def pytorchjob(doc, items: list, gang: str | None = None) -> Side:
     return Side(pods, job, ports)
 
 
-def trainjob(doc, js, runtime) -> Side:
-    """The pods of the JobSet a TrainJob becomes (`js`: its merge preview object; kdt.expand.jobset.pods) and
-    its run policy; `runtime` is its runtime document (None when it is not among the inputs)."""
-    from ..expand import jobset as XJ
+def trainjob(doc, js, pod_items: list, runtime) -> Side:
+    """The pods of the JobSet a TrainJob becomes (`js`: its merge preview object; `pod_items`: the preview's Pod
+    objects of its Jobs) and its run policy; `runtime` is its runtime document (None when not among the inputs)."""
     pods: list[NodePod] = []
     job: dict = {}
-    if js is None:
-        return Side(pods, job)
     trainer_job = js.facts.get("trainer_job", TV2.NODE)
     spec = as_dict(js.obj.get("spec"))
-    sub = JS.subdomain(spec, js.name)
-    for jp in XJ.pods(js.obj):
-        node = jp.completion_index if (jp.replicated_job == trainer_job and jp.job_index == 0) else None
-        host = str(as_dict(jp.obj.get("spec")).get("hostname") or jp.name)
-        key = f"node {node}" if node is not None else f"{jp.replicated_job} {jp.job_index}/{jp.completion_index}"
-        pods.append(NodePod(key, jp.obj, TV2.NODE if node is not None else "", _names(host, sub, doc.namespace), node))
+    trainer = JS.job_name(js.name, trainer_job, 0)
+    for e in pod_items:
+        pspec = as_dict(e.obj.get("spec"))
+        host = str(pspec.get("hostname") or e.name)
+        ci = as_int(e.facts.get("completion_index"))
+        node = ci if e.facts.get("job") == trainer else None
+        key = f"node {node}" if node is not None else f"{e.facts.get('job')}/{ci}"
+        pods.append(NodePod(key, e.obj, TV2.NODE if node is not None else "",
+                            _names(host, pspec.get("subdomain"), doc.namespace), node))
     tj = as_dict(doc.data.get("spec"))
     rj = next((as_dict(r) for r in as_list(spec.get("replicatedJobs")) if as_dict(r).get("name") == trainer_job), {})
     jspec = as_dict(as_dict(rj.get("template")).get("spec"))

@@ -23,14 +23,18 @@ def _value(v) -> str:
 
 
 def _where(places: list[str]) -> str:
+    """`node 3`, `nodes 0-63`, `nodes 0-3, 98-99`: the pods a group of differences is on."""
     if len(places) == 1:
         return places[0]
-    nodes = [p for p in places if p.startswith("node ")]
-    if len(nodes) == len(places):
-        idx = sorted(int(p.split()[1]) for p in nodes if p.split()[1].isdigit())
-        if idx and idx == list(range(idx[0], idx[-1] + 1)):
-            return f"nodes {idx[0]}-{idx[-1]}" if len(idx) > 1 else f"node {idx[0]}"
-    return f"{places[0]} (+{len(places) - 1} more)"
+    idx = sorted({int(p.split()[1]) for p in places if p.startswith("node ") and p.split()[1].isdigit()})
+    if len(idx) != len(places):
+        return f"{places[0]} (+{len(places) - 1} more)"
+    runs, start = [], idx[0]
+    for prev, cur in zip(idx, idx[1:] + [None]):
+        if cur != prev + 1:
+            runs.append(f"{start}-{prev}" if prev != start else str(start))
+            start = cur
+    return "nodes " + ", ".join(runs)
 
 
 def _groups(job, explained: bool) -> list[dict]:
@@ -59,7 +63,8 @@ def text(results, out: IO[str], version: str = "") -> None:
             for row, what in j.done:
                 print(f"    done [{row}] {what}", file=out)
             exp, unexp = _groups(j, True), _groups(j, False)
-            print(f"    proof: {j.pods} pod(s) and the run policy compared: {sum(len(g['where']) for g in exp)} "
+            some = " (the first and last of each group: more than the proof builds)" if j.partial else ""
+            print(f"    proof: {j.pods} pod(s){some} and the run policy compared: {sum(len(g['where']) for g in exp)} "
                   f"difference(s) explained, {sum(len(g['where']) for g in unexp)} unexplained", file=out)
             for g in exp:
                 print(f"      {_line(g)}", file=out)
