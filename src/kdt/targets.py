@@ -99,7 +99,34 @@ def _component_resources(folder: Path) -> list[Path] | None:
 
 def _walk(folder: Path) -> list[Target]:
     """A folder in any layout: each kustomization and chart in it is a target of its own (their files are
-    build inputs, not objects: patches, templates), and every other YAML file is read as it is."""
+    build inputs, not objects: patches, templates), and every other YAML file is read as it is.
+
+    Each real folder and file is walked once, whatever symbolic links point at it: links are followed after
+    the real tree, and only to what the walk has not met (jobset's `examples -> site/static/examples`)."""
+    seen: set[Path] = set()
+    links: list[Path] = []
+    out = _walk_real(folder, seen, links)
+    while links:
+        link = links.pop(0)
+        try:
+            real = link.resolve(strict=True)
+        except (OSError, RuntimeError):
+            continue                       # a dangling or looping link
+        if real in seen:
+            continue
+        if real.is_dir():
+            out.extend(_walk_real(link, seen, links))
+        elif real.is_file():
+            seen.add(real)
+            out.append(Target(display(link), FILE, link, in_folder=True))
+    return out
+
+
+def _walk_real(folder: Path, seen: set[Path], links: list[Path]) -> list[Target]:
+    real = folder.resolve()
+    if real in seen:
+        return []
+    seen.add(real)
     component = _component_resources(folder)
     if component is not None:
         return [Target(display(f), FILE, f, in_folder=True) for f in component]
@@ -108,10 +135,18 @@ def _walk(folder: Path) -> list[Target]:
     if (folder / "Chart.yaml").is_file():
         return _chart_targets(folder)
     out: list[Target] = []
-    for child in sorted(folder.iterdir()):
-        if child.is_dir() and child.name not in _SKIP_DIRS:
-            out.extend(_walk(child))
+    try:
+        children = sorted(folder.iterdir())
+    except OSError:
+        return out
+    for child in children:
+        if child.is_symlink():
+            if child.name not in _SKIP_DIRS and (child.is_dir() or child.suffix in (".yaml", ".yml")):
+                links.append(child)
+        elif child.is_dir() and child.name not in _SKIP_DIRS:
+            out.extend(_walk_real(child, seen, links))
         elif child.is_file() and child.suffix in (".yaml", ".yml"):
+            seen.add(child.resolve())
             out.append(Target(display(child), FILE, child, in_folder=True))
     return out
 

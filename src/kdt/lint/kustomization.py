@@ -36,6 +36,10 @@ class Layer:
     kfile: Document | None
     patches: list[Patch]
     inputs: list[dict]       # resources the patches apply to
+    # The kustomizations from the one that can be built (the layer's own, or the one that includes this
+    # Component) down to this layer's folder: what renders with and without one of its patches.
+    chain: tuple = ()
+    kpath: Path | None = None   # the layer's kustomization file
 
 
 
@@ -133,8 +137,9 @@ def layers(folder: Path, seen: set | None = None) -> list[Layer]:
         cres = _resources(cdir, cdocs[0].data)
         comp_inputs.extend(cres)
         seen.add(cdir.resolve())
-        out.append(Layer(cdir, cdocs[0], _patches(cdir, cdocs[0].data, cdocs[0]), inputs + list(comp_inputs)))
-    out.insert(0, Layer(folder, kdoc, _patches(folder, spec, kdoc), inputs + comp_inputs))
+        out.append(Layer(cdir, cdocs[0], _patches(cdir, cdocs[0].data, cdocs[0]), inputs + list(comp_inputs),
+                         (folder, cdir.resolve()), ckf))
+    out.insert(0, Layer(folder, kdoc, _patches(folder, spec, kdoc), inputs + comp_inputs, (folder,), kf))
     for entry in spec.get("resources") or []:
         if isinstance(entry, str) and (folder / entry).is_dir():
             out.extend(layers(folder / entry, seen))
@@ -223,3 +228,31 @@ def exists(res: Any, parts: list[str]) -> bool:
         else:
             return False
     return True
+
+
+_effects: dict = {}
+
+
+def patch_changes_render(layer: Layer, patch: Patch) -> bool | None:
+    """Whether removing the patch from its kustomization changes what the kustomization that can be built
+    (`layer.chain[0]`) renders: rendered with and without it (kdt.render.render_edited), once per patch and
+    run. None when that cannot be known (a render fails, the kustomization cannot be rewritten)."""
+    import yaml
+    from ..render import render, render_edited
+    key = (str(layer.kpath), patch.path)
+    if key in _effects:
+        return _effects[key]
+    verdict: bool | None = None
+    spec = layer.kfile.data if layer.kfile is not None else None
+    entries = spec.get(patch.path[0]) if isinstance(spec, dict) else None
+    root = Path(layer.chain[0]) if layer.chain else None
+    if root is not None and layer.kpath is not None and isinstance(entries, list) and patch.path[1] < len(entries):
+        full = render(T.Target(display(root), T.KUSTOMIZE, root.resolve()))
+        if full.ok:
+            without = dict(spec)
+            without[patch.path[0]] = [e for i, e in enumerate(entries) if i != patch.path[1]]
+            text, failure = render_edited(root, {layer.kpath: yaml.safe_dump(without, sort_keys=False)})
+            if failure is None:
+                verdict = text != full.text
+    _effects[key] = verdict
+    return verdict

@@ -5,11 +5,15 @@ kustomize applies a `patches` / `patchesJson6902` entry to every resource its
 strategic-merge patch to the resource with its kind and name; when nothing
 matches it does nothing and says nothing (`patches`), so a renamed base or a
 typo in the target silently drops the change. Checked for every kustomization
-a target reaches (overlay, bases, components) against the resources it
-includes.
+a target reaches (overlay, bases, components) that renders: a patch whose
+target selects none of the resources the kustomization includes is then
+rendered with and without (kustomize itself decides: a kustomization rewritten
+without that entry, in a shadow of the tree), and reported only when the
+render is the same without it. A kustomization that does not render gets its
+render error only.
 """
 from ...findings import ERROR
-from ..kustomization import layers, selects, smp_target
+from ..kustomization import layers, patch_changes_render, selects, smp_target
 
 ID = "kustomize-patch-target"
 LEVEL = ERROR
@@ -30,8 +34,11 @@ def check_target(target, docs, ctx):
     for layer in layers(target.path):
         for p in layer.patches:
             selectors = [p.target] if p.target else [smp_target(s) for s in p.smp]
-            for t in selectors:
-                if not any(selects(t, r) for r in layer.inputs):
-                    where = f" (patch file {p.source})" if p.source else ""
-                    yield p.kfile.finding(ID, f"patch target {_describe(t)} matches no resource of this "
-                                              f"kustomization{where}", p.path + (("target",) if p.target else ()))
+            unmatched = [t for t in selectors if not any(selects(t, r) for r in layer.inputs)]
+            if not unmatched or patch_changes_render(layer, p) is not False:
+                continue
+            for t in unmatched:
+                where = f" (patch file {p.source})" if p.source else ""
+                yield p.kfile.finding(ID, f"patch target {_describe(t)} matches no resource of this "
+                                          f"kustomization: it renders the same without this patch{where}",
+                                      p.path + (("target",) if p.target else ()))
