@@ -80,9 +80,13 @@ def main(argv=None) -> int:
     for r in results:
         found.extend(r.findings)
         if not r.ok:
-from ..lint import all_rules, lint_target
-from ..lint.rules.pod_security import ID as PS_ID
-from ..lint.rules.pod_security import settings
+            continue        # a target that did not render gets its render error and nothing else
+        ndocs += len(r.documents)
+        decision = trainer_release.decide(r.target, r.documents, args.trainer_version, kubernetes_version=k8s)
+        if trainer_release.has_trainer_objects(r.documents):
+            decided.append((r.target.name, decision))
+        found.extend(lint_target(r.target, r.documents, decision.release, cfg, args.strict, run_docs=run_docs,
+                                 kubernetes_version=k8s, cluster=cluster))
     unique = list(dict.fromkeys(found))
     with output(args.output) as out:
         write(unique, args.format, "lint", out, documents=ndocs, targets=[t.name for t in tlist],
