@@ -173,7 +173,7 @@ def repository_pin(root: Path = ROOT) -> Decision | None:
             text = p.read_text(errors="replace")
         except OSError:
             continue
-        rel = display(p)
+        rel = str(p.relative_to(root)) if p.is_relative_to(root) else display(p)
         if p.name == "Chart.yaml":
             pins = _chart_pins(text, rel)
         elif p.name in targets.KUSTOMIZATION_FILES:

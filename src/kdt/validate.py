@@ -162,6 +162,13 @@ def _identity(doc: Document, registry: schemas.Registry, ignore_missing: bool) -
     ks = registry.get(av, kind)
     if ks is not None:
         return ks, []
+    unusable = registry.definitions(av, kind)
+    if unusable:
+        # A CRD of the run whose schema JSON Schema cannot compile (kdt.schemas.Registry._compile): the object
+        # may well be right; it is not checked, and the output says so.
+        return None, [doc.finding(RULE, f"no usable schema for kind {kind} ({av}): the schema of "
+                                        f"{unusable[0][0].name} cannot be compiled here, so this object is not "
+                                        "checked", ["kind"], level=WARNING)]
     served = registry.api_versions_for(kind)
     group = av.split("/")[0] if "/" in av else ""
     same_group = [a for a in served if (a.split("/")[0] if "/" in a else "") == group]

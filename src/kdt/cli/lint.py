@@ -28,7 +28,9 @@ from ..lint import config as C
 from ..lint import all_rules, lint_target
 from ..lint.rules.pod_security import ID as PS_ID
 from ..lint.rules.pod_security import settings
-from ..render import render_all
+from ..lint.kustomization import prefetch_patch_effects
+from ..lint.rules.kustomize_patch_target import ID as PATCH_TARGET
+from ..render import cores, render_all
 from ..report import write
 
 
@@ -73,6 +75,9 @@ def main(argv=None) -> int:
     cluster = cluster_of(args)
     tlist = T.resolve(args.paths)
     results = render_all(tlist, args.jobs)
+    if cfg.enabled(PATCH_TARGET):      # its renders with and without a patch, in parallel too
+        prefetch_patch_effects([r.target.path for r in results if r.ok and r.target.kind == T.KUSTOMIZE],
+                               args.jobs or cores())
     found: list[F.Finding] = []
     ndocs = 0
     decided = []

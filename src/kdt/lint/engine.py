@@ -105,7 +105,28 @@ class Context:
         return cached[2]
 
 
+    def pool_of(self, docs: list[Document], *kinds) -> list[Document]:
+        """The documents of these kinds (kdt.kinds) in `pool(docs)`, in its order: what a rule looks up across
+        the run (runtimes, Namespaces, ConfigMaps) without reading every document of the run for every target
+        (the run's documents are indexed by kind once)."""
+        wanted = {(k.group, k.kind) for k in kinds}
+        own = [x for x in docs if (x.group, x.kind) in wanted]
+        if not self.run_docs:
+            return own
+        index = _run_index[0]
+        if index is None or index[0] is not self.run_docs:
+            by: dict = {}
+            for i, x in enumerate(self.run_docs):
+                by.setdefault((x.group, x.kind), []).append((i, x))
+            index = _run_index[0] = (self.run_docs, by)
+        mine = {id(x) for x in own}
+        rest = sorted((pair for key in wanted for pair in index[1].get(key, ()) if id(pair[1]) not in mine),
+                      key=lambda pair: pair[0])
+        return own + [x for _, x in rest]
+
+
 _last_pool: list = [None]     # (docs, run_docs, pool) of the target whose rules run now
+_run_index: list = [None]     # (run_docs, {(group, kind): [documents]})
 
 
 _RULES: dict[str, Rule] | None = None

@@ -132,13 +132,14 @@ def _slim_crd(crd: dict) -> dict:
 def generate(name: str, folder: Path) -> str:
     """The committed file of set `name`, made from the official CRDs in `folder`."""
     import yaml
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     s = SETS[name]
     files = sorted(folder.glob(s.pattern))
     if not files:
         raise FileNotFoundError(f"{folder}: no {s.pattern}")
     crds = []
     for f in files:
-        crds.extend(_slim_crd(d) for d in yaml.safe_load_all(f.read_text()) if isinstance(d, dict))
+        crds.extend(_slim_crd(d) for d in yaml.load_all(f.read_text(), Loader=loader) if isinstance(d, dict))
     payload = {"set": name, "source": s.source + ": " + ", ".join(f.name for f in files), "crds": crds}
     return json.dumps(payload, indent=1) + "\n"
 

@@ -13,7 +13,7 @@ render is the same without it. A kustomization that does not render gets its
 render error only.
 """
 from ...findings import ERROR
-from ..kustomization import layers, patch_changes_render, selects, smp_target
+from ..kustomization import layers, patch_changes_render, unmatched
 
 ID = "kustomize-patch-target"
 LEVEL = ERROR
@@ -33,11 +33,10 @@ def _describe(t: dict) -> str:
 def check_target(target, docs, ctx):
     for layer in layers(target.path):
         for p in layer.patches:
-            selectors = [p.target] if p.target else [smp_target(s) for s in p.smp]
-            unmatched = [t for t in selectors if not any(selects(t, r) for r in layer.inputs)]
-            if not unmatched or patch_changes_render(layer, p) is not False:
+            missed = unmatched(layer, p)
+            if not missed or patch_changes_render(layer, p) is not False:
                 continue
-            for t in unmatched:
+            for t in missed:
                 where = f" (patch file {p.source})" if p.source else ""
                 yield p.kfile.finding(ID, f"patch target {_describe(t)} matches no resource of this "
                                           f"kustomization: it renders the same without this patch{where}",
