@@ -13,9 +13,10 @@ Modes, each run as a new user runs it (in the repository's root, no arguments, a
 - `today` (with --today-src): the kdt of another checkout as it is (e.g. the main branch's src).
 
 The machine may be shared: the modes are measured in the same run, alternating round by round (ABBA
-order), and the load average is printed before and after; the ratio is of the medians. Printed per mode:
-seconds of validate, lint and both, documents per second (documents validated / validate's seconds), and
-the ratio to `parallel`. The repository comes from bench/repos.py (a missing one is named with what to
+order), and the load average is printed with every round; the ratio is of the medians. Printed per mode:
+seconds of validate, lint and both, the CPU seconds both used (kdt, kubectl and helm: what parallel
+rendering cannot shrink, only spread over the cores), documents per second (documents validated /
+validate's seconds), and the ratio to `parallel`. The repository comes from bench/repos.py (a missing one is named with what to
 fetch).
 """
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -43,22 +45,28 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
-def once(src: Path, command: str, folder: Path, jobs: int | None) -> tuple[float, int]:
-    """(seconds, documents) of one `kdt COMMAND` over the whole repository."""
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def once(src: Path, command: str, folder: Path, jobs: int | None) -> tuple[float, int, float]:
+    """(seconds, documents, CPU seconds of kdt and its kubectl and helm) of one `kdt COMMAND` over the whole
+    repository."""
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as fh:
         out = fh.name
     env = {**os.environ, "KDT_ROOT": str(folder), "PYTHONPATH": str(src)}
     cmd = [sys.executable, "-m", "kdt", command, "-o", "json", "--output", out] + (["-j", str(jobs)] if jobs else [])
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), _cpu()
     proc = subprocess.run(cmd, cwd=folder, env=env, capture_output=True, text=True)
-    seconds = time.perf_counter() - started
+    seconds, cpu = time.perf_counter() - started, _cpu() - cpu
     if "Traceback" in proc.stderr or proc.returncode not in (0, 1, 2):
         raise SystemExit(f"repo_walk: {command} failed ({proc.returncode}): {proc.stderr.strip()[-500:]}")
     try:
         docs = json.loads(Path(out).read_text())["summary"]["documents"] or 0
     finally:
         Path(out).unlink(missing_ok=True)
-    return seconds, docs
+    return seconds, docs, cpu
 
 
 def main(argv=None) -> int:
@@ -80,29 +88,33 @@ def main(argv=None) -> int:
     n = cores()
     print(f"{args.repo} {args.ref} ({folder}); {n} cores for this process; load average before: "
           f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    times: dict = {m: {"validate": [], "lint": []} for m in modes}
+    times: dict = {m: {"validate": [], "lint": [], "cpu": []} for m in modes}
     documents = 0
     names = list(modes)
     for r in range(args.rounds):
         order = names if r % 2 == 0 else names[::-1]
         for mode in order:
             src, jobs = modes[mode]
+            cpu = 0.0
             for command in ("validate", "lint"):
-                seconds, docs = once(src, command, folder, jobs)
+                seconds, docs, used = once(src, command, folder, jobs)
                 times[mode][command].append(seconds)
+                cpu += used
                 if command == "validate" and mode == "parallel":
                     documents = docs
+            times[mode]["cpu"].append(cpu)
             print(f"  round {r + 1} {mode:<14} validate {times[mode]['validate'][-1]:6.1f} s   "
-                  f"lint {times[mode]['lint'][-1]:6.1f} s")
+                  f"lint {times[mode]['lint'][-1]:6.1f} s   CPU {cpu:6.1f} s   "
+                  f"load {os.getloadavg()[0]:.1f}")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    print(f"\n| mode | validate s | lint s | both s | documents/s (validate) | both vs parallel |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print(f"\n| mode | validate s | lint s | both s | CPU s (both) | documents/s (validate) | both vs parallel |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     med = {m: {c: statistics.median(v) for c, v in t.items()} for m, t in times.items()}
     base = med["parallel"]["validate"] + med["parallel"]["lint"]
     for mode in modes:
         v, lt = med[mode]["validate"], med[mode]["lint"]
         print(f"| {mode}{' (-j 1)' if modes[mode][1] == 1 else ''} | {v:.1f} | {lt:.1f} | {v + lt:.1f} | "
-              f"{documents / v:.0f} | {(v + lt) / base:.2f}x |")
+              f"{med[mode]['cpu']:.1f} | {documents / v:.0f} | {(v + lt) / base:.2f}x |")
     print(f"\n{documents} documents in the walk (medians of {args.rounds} rounds; the machine is shared: "
           "the modes alternate in one run)")
     return 0

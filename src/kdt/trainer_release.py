@@ -8,9 +8,10 @@ In order, the first that answers:
    with itself: a Trainer CRD in the tree (its TrainJob's spec fields are one release's,
    kdt.operators.trainer_v2.TRAINJOB_SPEC_FIELDS), a remote kustomize ref in a kustomization
    (`github.com/kubeflow/trainer/...?ref=v2.1.0`), a Helm dependency on the `kubeflow-trainer` chart
-   (Chart.yaml), an install step in the docs, scripts or CI (`kubectl apply -k ...?ref=...`, `helm install
-   ... kubeflow-trainer --version ...`, a release asset URL; shell variables set earlier in the same file,
-   `export VERSION=v2.1.0`, are read);
+   (Chart.yaml), an install step in the docs, scripts or CI: a command line (kubectl, helm, kustomize, curl,
+   wget) that applies a ref, installs the chart or fetches a release asset (`kubectl apply -k ...?ref=...`,
+   `helm install ... kubeflow-trainer --version ...`; shell variables set earlier in the same file,
+   `export VERSION=v2.1.0`, are read; prose that names a ref pins nothing);
 4. the shape its TrainJobs and runtimes use (`shape`): the release whose schema every one of them fits
    when only one does (a TrainJob with `podTemplateOverrides` fits 2.1 only, one with `runtimePatches`
    2.2 and later);
@@ -55,7 +56,7 @@ CRD, KUSTOMIZE, HELM, INSTALL = "a Trainer CRD in the tree", "a remote kustomize
 _LEVELS = (CRD, KUSTOMIZE, HELM, INSTALL)
 
 _TEXT_SUFFIXES = {".md", ".markdown", ".rst", ".adoc", ".txt", ".sh", ".bash", ".zsh", ".mk", ".yaml", ".yml",
-                  ".tf", ".py", ".ipynb", ".json", ".toml", ".cfg", ".ini", ".j2", ".tpl"}
+                  ".tf", ".ipynb"}
 _TEXT_NAMES = {"Makefile", "Dockerfile", "Justfile", "Taskfile", "Chart.yaml", "kustomization.yaml",
                "kustomization.yml", "Kustomization"}
 _SKIP_DIRS = {".git", ".venv", "venv", "node_modules", "__pycache__", ".pytest_cache", ".tox", "vendor",
@@ -66,6 +67,9 @@ MAX_FILES = 50_000          # files looked at in one repository
 _REF = re.compile(r"kubeflow/trainer(?:\.git)?[^\s\"'`<>)]*?[?&]ref=([^\s\"'`&#<>)]+)")
 _ASSET = re.compile(r"github\.com/kubeflow/trainer/releases/download/([^\s/\"'`]+)/")
 _HELM = re.compile(r"kubeflow-trainer\b[^\n]*?--version[ =]+[\"']?([^\s\"']+)")
+# An install step is a command line: kubectl, helm, kustomize, curl or wget first (after a shell prompt, a list
+# marker or a CI `run:`), so prose that names a ref (`...?ref=v2.1.0` in a sentence) pins nothing.
+_COMMAND = re.compile(r"^\s*(?:[-*>$]\s+|\d+\.\s+)*(?:run:\s*)?(?:sudo\s+)?[\"']?(?:kubectl|helm|kustomize|curl|wget)\b")
 _VAR = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)=[\"']?([^\s\"';]+)", re.MULTILINE)
 _RELEASE = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?(?:-[0-9A-Za-z.]+)?$")
 
@@ -91,6 +95,8 @@ def _scan_text(text: str, rel: str, kind: str) -> list[tuple[str, str, str]]:
     for no, line in _logical_lines(text):
         for m in _VAR.finditer(line):
             env[m.group(1)] = m.group(2)
+        if kind != KUSTOMIZE and not _COMMAND.match(line):
+            continue
         for rx in (_REF, _ASSET, _HELM):
             for m in rx.finditer(line):
                 value = _expand(m.group(1), env)

@@ -266,6 +266,8 @@ TRAINJOB_ANY = TRAINJOB_21.replace("  podTemplateOverrides: []\n", "")
      None, None),                       # pins that disagree pin nothing
     ({"docs/v1.md": "kubectl apply -k github.com/kubeflow/training-operator/manifests/overlays/standalone?ref=v1.8.1\n"},
      None, None),                       # a Training Operator ref is no Trainer pin
+    ({"docs/prose.md": "Kustomize can read a remote base such as github.com/kubeflow/trainer//manifests?ref=v2.1.0.\n"},
+     None, None),                       # prose naming a ref is no install step
 ])
 def test_the_trainer_release_a_repository_pins(tmp_path, files, release, evidence):
     for rel, text in files.items():
