@@ -356,3 +356,40 @@ def test_each_real_folder_is_walked_once_whatever_links_point_at_it(tmp_path):
     assert sorted(p.resolve() for p in got) == sorted([(outside / "y.yaml").resolve(),
                                                        (tmp_path / "site/static/examples/a/x.yaml").resolve()])
     assert tmp_path / "site/static/examples/a/x.yaml" in got      # the real path, not a link's
+
+
+JOBSET = """\
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: js}
+spec:
+  volumeClaimPolicies:
+  - templates:
+    - metadata: {name: checkpoints}
+      spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+  replicatedJobs:
+  - name: w
+    template:
+      spec:
+        template:
+          spec:
+            restartPolicy: Never
+            containers:
+            - name: c
+              image: i
+              restartPolicy: Never
+              volumeMounts: [{name: checkpoints, mountPath: /ckpt}, {name: other, mountPath: /o}]
+"""
+
+
+def test_what_jobsets_own_examples_use_is_no_api_error():
+    """Found by bench/repos_real.py on kubernetes-sigs/jobset v0.12.0's examples: the volumes the JobSet
+    controller adds for volumeClaimPolicies (pkg/controllers/volume_claim_policy.go addVolumes) need no volume
+    of their own, and a regular container's restartPolicy is allowed from Kubernetes 1.34 (ContainerRestartRules;
+    dropped, not refused, where the gate is off: pkg/api/pod/util.go dropContainerRestartRules)."""
+    docs = _docs(JOBSET)
+    prefix = "spec.replicatedJobs[0].template.spec.template.spec.containers[0]"
+    got = [(f.path, f.message) for f in validate_documents(docs, kubernetes_version="1.35")]
+    assert got == [(f"{prefix}.volumeMounts[1].name", 'Not found: "other": no volume of the pod has this name')]
+    got = [f.path for f in validate_documents(docs, kubernetes_version="1.33")]
+    assert sorted(got) == [f"{prefix}.restartPolicy", f"{prefix}.volumeMounts[1].name"]
