@@ -68,9 +68,20 @@ def _key(target: T.Target, helm_set: tuple) -> tuple:
     return (target.kind, real(target.path), real(target.chart), tuple(helm_set))
 
 
+# kubectl and helm are Go programs that live for one render: their garbage collector at GOGC=400 (the Go
+# runtime's default is 100) spends about a third less CPU on a large render (kubernetes-sigs/kueue's
+# config/default, 1.7 MB: 0.62 to 0.42 s of user time, peak memory 130 to 210 MB, measured here) and changes
+# nothing in the output. A GOGC the user set is kept.
+_GO_ENV = {"GOGC": "400"}
+
+
+def _env() -> dict:
+    return {**_GO_ENV, **os.environ}
+
+
 def _run(cmd: list[str], target: T.Target, cwd: Path | None = None) -> tuple[str, Finding | None]:
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, cwd=cwd)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, cwd=cwd, env=_env())
     except FileNotFoundError:
         raise UsageError(f"{cmd[0]}: not found; run `make venv` to bootstrap the project's tools") from None
     except subprocess.TimeoutExpired:
@@ -237,7 +248,7 @@ def helm_lint(target: T.Target) -> list[Finding]:
     if target.path.name != "values.yaml" or target.path.parent != target.chart:
         cmd += ["-f", str(target.path)]
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, env=_env())
     except subprocess.TimeoutExpired:
         return [Finding(ERROR, "helm-lint", f"helm lint did not finish in {TIMEOUT_S} s", target.name, target=target.name)]
     out: list[Finding] = []
