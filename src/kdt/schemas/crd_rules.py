@@ -360,10 +360,14 @@ def main(argv=None) -> int:
             return 2
     text = dumps(extract(crds, args.trainer, f"kubeflow/trainer v{args.trainer}.0 manifests/base/crds/"
                                              + ", ".join(f.name for f in files)))
-    out = output_path(args.trainer)
-    if args.check:
+    return write_or_check(output_path(args.trainer), text, args.check, "crd_rules.py", str(folder))
+
+
+def write_or_check(out: Path, text: str, check: bool, prog: str, source: str) -> int:
+    """A generator's last step: write the committed file, or (`check`) exit 1 when it differs from `text`."""
+    if check:
         if not out.is_file() or out.read_text() != text:
-            print(f"crd_rules.py: {out.name} is stale: regenerate it from {folder}", file=sys.stderr)
+            print(f"{prog}: {out.name} is stale: regenerate it from {source}", file=sys.stderr)
             return 1
         return 0
     out.write_text(text)

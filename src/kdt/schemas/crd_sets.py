@@ -31,6 +31,7 @@ from typing import Any
 from .. import versions
 from ..documents import Document
 from . import Pool
+from .crd_rules import write_or_check
 from .crds import KUBERNETES_REF, pools_of
 
 HERE = Path(__file__).resolve().parent
@@ -169,15 +170,7 @@ def main(argv=None) -> int:
     except (FileNotFoundError, ValueError, KeyError) as exc:
         print(f"crd_sets: error: {exc}", file=sys.stderr)
         return 2
-    out = output_path(args.set)
-    if args.check:
-        if not out.is_file() or out.read_text() != text:
-            print(f"crd_sets: {out.name} is stale: regenerate it from {args.crds}", file=sys.stderr)
-            return 1
-        return 0
-    out.write_text(text)
-    print(f"wrote {out}")
-    return 0
+    return write_or_check(output_path(args.set), text, args.check, "crd_sets", args.crds)
 
 
 if __name__ == "__main__":
