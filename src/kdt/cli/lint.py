@@ -18,6 +18,7 @@ that does not render, or bad usage.
 from __future__ import annotations
 
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 from . import Parser, add_cluster_args, add_jobs_arg, add_output_args, cluster_of, output
 from .. import findings as F
@@ -30,6 +31,7 @@ from ..lint.rules.pod_security import ID as PS_ID
 from ..lint.rules.pod_security import settings
 from ..lint.kustomization import prefetch_patch_effects
 from ..lint.rules.kustomize_patch_target import ID as PATCH_TARGET
+from ..paths import ROOT
 from ..render import cores, render_all
 from ..report import write
 
@@ -74,7 +76,11 @@ def main(argv=None) -> int:
         cfg.rule_options[PS_ID] = {**cfg.options(PS_ID), "profile": level, "version": version}
     cluster = cluster_of(args)
     tlist = T.resolve(args.paths)
-    results = render_all(tlist, args.jobs)
+    with ThreadPoolExecutor(max_workers=1) as background:
+        renders = background.submit(render_all, tlist, args.jobs)
+        if not args.trainer_version:
+            trainer_release.repository_pin(ROOT)        # read while kubectl and helm run (cached for decide)
+        results = renders.result()
     if cfg.enabled(PATCH_TARGET):      # its renders with and without a patch, in parallel too
         prefetch_patch_effects([r.target.path for r in results if r.ok and r.target.kind == T.KUSTOMIZE],
                                args.jobs or cores())

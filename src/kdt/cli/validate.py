@@ -42,10 +42,8 @@ that fails to render.
 """
 from __future__ import annotations
 
-import sys
-
-
 import re
+import sys
 from concurrent.futures import ThreadPoolExecutor
 
 from . import Parser, add_jobs_arg, add_output_args, output, invoke
@@ -55,6 +53,7 @@ from .. import report, schemas, targets, trainer_release, versions
 from ..errors import UsageError
 from ..render import render_all
 from ..documents import is_blank, load_stream
+from ..paths import ROOT
 from ..schemas.crds import RunCrds
 from ..stream import open_blocks, validate_stream
 from ..targets import FILE, target_trainer_version  # noqa: F401  (re-exported)
@@ -98,6 +97,8 @@ def main(argv=None) -> int:
     with ThreadPoolExecutor(max_workers=1) as background:     # the files are read while kubectl and helm run
         renders = background.submit(render_all, built, args.jobs)
         scanned = {id(t): _scan(t) for t in tlist if t.kind == FILE}
+        if not args.trainer_version:
+            trainer_release.repository_pin(ROOT)        # read now, while they run (cached for decide)
         rendered = {id(t): r for t, r in zip(built, renders.result())}
     run_docs = [d for r in rendered.values() for d in r.documents] + [d for docs in scanned.values() for d in docs]
     found = RunCrds(d for d in run_docs if K.CRD.matches(d)) or None

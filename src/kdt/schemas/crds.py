@@ -349,8 +349,12 @@ class RunCrds:
     def __init__(self, docs):
         import json
         unique: dict = {}
+        texts: set = set()
         for d in docs:
             if K.CRD.matches(d) and isinstance(d.data, dict) and isinstance(d.data.get("spec"), dict):
+                if d.text and d.text in texts:
+                    continue            # the same text again (a base rendered by several overlays)
+                texts.add(d.text)
                 key = json.dumps(d.data["spec"], sort_keys=True, default=str)
                 unique.setdefault(key, d)
         self.docs = list(unique.values())
