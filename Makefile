@@ -17,12 +17,13 @@ KDT := $(PY) -m kdt
 # pytest workers: the suite is mostly subprocesses (kubectl, helm, torchrun).
 PYTEST_WORKERS ?= 2
 
-.PHONY: help venv venv-full preview render validate lint merge-preview run-local diff argocd chart schemas test bench image lock clean
+.PHONY: help venv venv-full preview render validate lint merge-preview migrate run-local diff argocd chart schemas test bench image lock clean
 
 help:
 	@echo "make preview        render, validate and lint every target; print the summary table"
 	@echo "make test           run the test suite"
 	@echo "make run-local TARGET=overlays/ddp [ARGS='--max-steps 20 --kill POD@step=8']  run a target's pods locally"
+	@echo "make migrate [ARGS='--to 2.1 --output migrated']  move PyTorchJobs to Trainer v2, proved pod by pod (docs/migration.md)"
 	@echo "make render|validate|lint|merge-preview|argocd|chart|schemas|diff [BASE=ref]|image|bench"
 
 $(TOOLING): requirements-tooling.lock pyproject.toml scripts/bootstrap.py src/kdt/tools.py
@@ -53,6 +54,11 @@ lint: $(TOOLING)
 
 merge-preview: $(TOOLING)
 	$(KDT) merge-preview $(ARGS)
+
+# Move every PyTorchJob target to a TrainJob (and a TrainJob between Trainer shapes), proved by the merge preview
+# pod by pod (docs/migration.md). ARGS: --to 2.1|2.3, --output DIR, --check, -o markdown, paths.
+migrate: $(TOOLING)
+	$(KDT) migrate $(ARGS)
 
 # Start a target's pods as local processes, as the operator would (docs/run-local.md): TARGET=overlays/ddp ARGS=...
 run-local: $(FULL)
@@ -88,6 +94,7 @@ bench: $(FULL)
 	$(PY) bench/preview_scale.py
 	$(PY) bench/lint_precision.py
 	$(PY) bench/recovery.py
+	$(PY) bench/migrate.py
 
 # make diff BASE=<ref>  (default: the merge base with main, against the working tree)
 diff: $(TOOLING)

@@ -6,6 +6,7 @@
     kdt render [PATHS]         render kustomizations and charts with the pinned kubectl and helm
     kdt merge-preview [PATHS]  the pods or JobSet each operator will create, with what it injects
     kdt diff --base REF        what a change does to every rendered resource
+    kdt migrate [PATHS]        move a PyTorchJob to a TrainJob (or a TrainJob between Trainer shapes), proved pod by pod
     kdt run TARGET             start a target's pods as local processes, as the operator would (faults: --kill, --lose)
     kdt argocd [FILES]         expand Argo CD ApplicationSets offline, then render and validate each Application
     kdt install-tools          install the pinned helm beside this Python (kubectl comes with the package)
@@ -30,6 +31,7 @@ COMMANDS = {
     "render": "render",
     "merge-preview": "merge_preview",
     "diff": "diff",
+    "migrate": "migrate",
     "argocd": "argocd",
     "run": "run",
 }

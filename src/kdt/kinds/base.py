@@ -8,6 +8,7 @@ merge preview, "not modelled"). So a new kind is one module that subclasses `Kin
 | hook | stage that calls it | default |
 |---|---|---|
 | `admitted(data)` | validate: the object after the mutating webhooks' defaults | unchanged |
+| `served_elsewhere(api_version)` | validate: another operator serves this version of the kind | "" |
 | `pod_templates(doc)` | lint (`kdt.lint.pods`), apivalidation, pod security | none |
 | `extra_containers(doc)` | lint: container-like fields outside pod templates (TrainJob's `trainer`) | none |
 | `own_pod_labels(doc, tmpl)` | lint: labels the controller puts on each pod it creates | none |
@@ -19,6 +20,8 @@ merge preview, "not modelled"). So a new kind is one module that subclasses `Kin
 | `controller(pods, ctx)` | `kdt run`: the lifecycle rules of the pods this kind owns | None |
 | `set_nproc(data, n)` | `kdt run --nproc-per-node`: processes per node, where the operator reads it | False |
 | `field_origin(pod, c, key)` | `kdt run`: where a container's command/args were written | the template |
+| `migrate(doc, ctx)` | `kdt migrate` (`kdt.migration`): the plan that moves it to a Trainer shape | None: nothing to migrate |
+| `migration_side(doc, items, docs)` | `kdt migrate`'s proof: its pods and run policy in the migration's words | None |
 """
 from __future__ import annotations
 
@@ -29,6 +32,8 @@ if TYPE_CHECKING:   # annotations only: no stage is imported by a kind
     from ..documents import Document
     from ..expand.model import Expanded
     from ..findings import Finding
+    from ..migrate.compare import Side
+    from ..migrate.plan import Plan
 
 ANY = object()   # a label value the manifest cannot know (the TrainJob's name, in a runtime): matches any selector value
 
@@ -73,6 +78,16 @@ class ExpandContext:
     options: dict | None = None        # per-operator settings (e.g. a Training Operator init-container template)
 
 
+@dataclass
+class MigrateContext:
+    """What a migration may need beyond the document: the target release, the run's documents, runtimes."""
+    docs: list                         # the target's documents
+    version: str                       # the Trainer release to write for: "2.1", or "2.3" for 2.2 and later
+    runtimes: list                     # runtime documents a migrated job may run on (the input's and --runtime's)
+    load: Any = None                   # kdt.expand.model.Loader: round-trip copies (comments kept)
+    manager: str = "torch-k8s.io/kdt-migrate"   # the runtimePatches manager written (a domain-prefixed path)
+
+
 class Kind:
     """One API kind. Subclasses set the identity and override the hooks their kind has."""
     group: str = ""                    # "" for the core API
@@ -105,6 +120,11 @@ class Kind:
 
     def __repr__(self) -> str:
         return f"<Kind {self.id}>"
+
+    def served_elsewhere(self, api_version: str) -> str:
+        """Who serves this apiVersion of the kind when the operator the tooling checks it for does not
+        (then a document of it is an unknown kind, not an unserved version); "" otherwise."""
+        return ""
 
     # ------------------------------------------------------------ lint, validation
     def admitted(self, data: dict) -> dict:
@@ -155,3 +175,13 @@ class Kind:
     def field_origin(self, pod, container, key: str) -> tuple:
         """(document, path) where a container's `key` (command, args) was written."""
         return container.doc, container.path + (key,)
+
+    # ------------------------------------------------------------ kdt migrate
+    def migrate(self, doc: "Document", ctx: MigrateContext) -> "Plan | None":
+        """How `doc` moves to the Trainer shape `ctx.version` (kdt.migrate); None when there is nothing to move."""
+        return None
+
+    def migration_side(self, doc: "Document", items: "list[Expanded]", docs: list) -> "Side | None":
+        """The pods the operator creates from `doc` (its merge preview `items`) and its run policy, in the words
+        of the migration's proof (kdt.migrate.compare); None when this kind has none."""
+        return None

@@ -14,6 +14,8 @@ from typing import Iterator
 from .. import versions as V
 from ..expand import trainer_v2 as expand_tv2
 from ..fields import as_dict, as_int, quantity
+from ..migrate import sides as migration_sides
+from ..migrate import trainjob as migrate_tv2
 from ..operators import jobset as JS
 from ..operators import trainer_v2 as TV2
 from ..resources import container_gpus, procs_per_node
@@ -115,6 +117,15 @@ class TrainJob(_Trainer):
         data.setdefault("spec", {}).setdefault("trainer", {})["numProcPerNode"] = n
         return True
 
+    def migrate(self, doc, ctx):
+        """Between Trainer 2.1's shape and 2.2+'s (kdt.migrate.trainjob)."""
+        return migrate_tv2.plan(doc, ctx)
+
+    def migration_side(self, doc, items, docs):
+        js = next((e for e in items if e.kind == JS.KIND), None)
+        pods = [e for e in items if e.kind == "Pod"]
+        return migration_sides.trainjob(doc, js, pods, TV2.find_runtime(doc, list(docs))) if js is not None else None
+
     def field_origin(self, pod, container, key: str) -> tuple:
         """The `node` container's command and args come from spec.trainer when it sets them (builder.go Trainer)."""
         trainer = as_dict(as_dict(pod.source.data.get("spec")).get("trainer"))
@@ -140,6 +151,10 @@ class _Runtime(_Trainer):
     def own_pod_labels(self, doc, tmpl) -> dict:
         # The JobSet is named after a TrainJob the runtime cannot know: ANY matches every selector value.
         return {JS.LABEL_JOBSET_NAME: ANY, JS.LABEL_REPLICATED_JOB: tmpl.role}
+
+    def migrate(self, doc, ctx):
+        """Its fields that changed between Trainer 2.1 and 2.2 (kdt.migrate.trainjob)."""
+        return migrate_tv2.plan_runtime(doc, ctx)
 
 
 class TrainingRuntime(_Runtime):

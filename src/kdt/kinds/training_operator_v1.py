@@ -14,6 +14,8 @@ from typing import Iterator
 from .. import versions as V
 from ..expand import training_operator_v1 as expand_to1
 from ..fields import as_dict, as_int
+from ..migrate import pytorchjob as migrate_to1
+from ..migrate import sides as migration_sides
 from ..operators import injection as INJ
 from ..operators import training_operator_v1 as TO1
 from ..run import controllers as C
@@ -22,7 +24,7 @@ from ..resources import pod_gpus, pod_requests, procs_per_node
 from . import core
 from .base import JOB, Kind, PodTemplate, Workload
 
-RELEASES = ("v1.8.1", V.TRAINING_OPERATOR)
+RELEASES = tuple(V.TRAINING_OPERATOR_RELEASES.values())
 
 
 class TrainingOperatorJob(Kind):
@@ -31,11 +33,15 @@ class TrainingOperatorJob(Kind):
     role = JOB
     operator = "Kubeflow Training Operator v1"
     releases = RELEASES
-    schema_source = "the official CRD (../shared/corpus/kubeflow/crds); no schema of ours"
+    schema_source = ("the official CRDs of each release (kubeflow/training-operator manifests/base/crds at v1.8.1, "
+                     "v1.9.4; kdt.schemas.crd_sets), pod templates Kubernetes'")
 
     def __init__(self, kind: str):
         self.kind = kind
         self.replica_specs, self.controller_name = TO1.V1_KINDS[kind]
+
+    def served_elsewhere(self, api_version: str) -> str:
+        return TO1.SERVED_ELSEWHERE.get((self.kind, api_version), "")
 
     def pod_templates(self, doc) -> Iterator[PodTemplate]:
         spec = as_dict(doc.data.get("spec")) if isinstance(doc.data, dict) else {}
@@ -52,8 +58,6 @@ class TrainingOperatorJob(Kind):
 
 
 class PyTorchJob(TrainingOperatorJob):
-    schema_source = "generated from kubeflow-trainer-api's models (kdt.schemas.generate) + the CRD's enums"
-
     def __init__(self):
         super().__init__(TO1.KIND)
 
@@ -119,6 +123,14 @@ class PyTorchJob(TrainingOperatorJob):
 
     def controller(self, pods, ctx):
         return C.PyTorchJobController(pods)
+
+    def migrate(self, doc, ctx):
+        """To a TrainJob and the runtime it needs (kdt.migrate.pytorchjob)."""
+        return migrate_to1.plan(doc, ctx)
+
+    def migration_side(self, doc, items, docs):
+        gang = next((e.facts["gang"] for e in items if e.facts.get("gang")), None)   # its PodGroup's
+        return migration_sides.pytorchjob(doc, [e for e in items if e.kind == "Pod"], gang)
 
     def set_nproc(self, data: dict, n: int) -> bool:
         spec = data.setdefault("spec", {})

@@ -95,6 +95,37 @@ def has_runtime_patches(version: str) -> bool:
     return version_key(version) >= (2, 2)
 
 
+# The Helm chart each release publishes (charts/kubeflow-trainer at v2.1.0 and later; installed as
+# oci://ghcr.io/kubeflow/charts/kubeflow-trainer, charts/kubeflow-trainer/README.md at v2.3.0).
+HELM_CHART = "kubeflow-trainer"
+
+
+def checked_as(release: str) -> str:
+    """The release of kdt.versions.TRAINER whose API another release shares: 2.2 and later have the
+    runtimePatches shape (checked as 2.3); 2.0 and 2.1 the override shape (checked as 2.1, though 2.0's
+    TrainJob spells podTemplateOverrides `podSpecOverrides`, manifests/base/crds at v2.0.0)."""
+    from .. import versions
+    shaped = [r for r in versions.TRAINER_RELEASES if has_runtime_patches(r) == has_runtime_patches(release)]
+    return shaped[-1] if shaped else versions.TRAINER_DEFAULT
+
+
+def crd_releases(crd: dict) -> list[str]:
+    """The releases whose TrainJob spec fields a TrainJob CustomResourceDefinition has (by
+    TRAINJOB_SPEC_FIELDS; [] for any other CRD): a Trainer CRD in a repository pins its release."""
+    spec = crd.get("spec") if isinstance(crd.get("spec"), dict) else {}
+    names = spec.get("names") if isinstance(spec.get("names"), dict) else {}
+    if spec.get("group") != GROUP or names.get("kind") != TRAINJOB:
+        return []
+    out = []
+    for v in spec.get("versions") or []:
+        try:
+            fields = set(v["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"])
+        except (KeyError, TypeError):
+            continue
+        out += [release for release, known in TRAINJOB_SPEC_FIELDS.items() if fields == set(known)]
+    return out
+
+
 def spec_fields(version: str) -> tuple[str, ...]:
     return TRAINJOB_SPEC_FIELDS["2.3" if has_runtime_patches(version) else "2.1"]
 
@@ -270,3 +301,29 @@ def runtime_node_resources(runtime) -> dict | None:
                 if c.get("name") == NODE and isinstance(c.get("resources"), dict):
                     return c["resources"]
     return None
+
+
+# What a TrainJob can change in its runtime's pod template, per shape (the official CRDs,
+# trainer.kubeflow.org_trainjobs.yaml: v2.1.0 podTemplateOverrides[].spec, v2.3.0
+# runtimePatches[].trainingRuntimeSpec.template.spec.replicatedJobs[].template.spec.template.spec;
+# pkg/apis/trainer/v1alpha1/trainjob_types.go PodTemplateOverride / PodSpecPatch). Both also take the pod
+# template's metadata (labels, annotations). Every other pod field lives in the runtime only.
+PATCH_POD_FIELDS = {
+    "2.1": ("affinity", "containers", "imagePullSecrets", "initContainers", "nodeSelector", "schedulingGates",
+            "serviceAccountName", "tolerations", "volumes"),
+    "2.3": ("affinity", "containers", "imagePullSecrets", "initContainers", "nodeSelector", "schedulingGates",
+            "securityContext", "serviceAccountName", "terminationGracePeriodSeconds", "tolerations", "volumes"),
+}
+# ... and in each container or init container it names (by `name`; env is refused for `node`, ENV_FORBIDDEN_CONTAINERS).
+PATCH_CONTAINER_FIELDS = {
+    "2.1": ("env", "name", "volumeMounts"),
+    "2.3": ("env", "name", "securityContext", "volumeMounts"),
+}
+# The fields of spec.trainer (both releases' CRDs): what a TrainJob sets on the `node` container itself.
+TRAINER_FIELDS = ("args", "command", "env", "image", "numNodes", "numProcPerNode", "resourcesPerNode")
+
+
+def patch_fields(version: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(pod fields, container fields) a TrainJob of this Trainer release can patch."""
+    key = "2.3" if has_runtime_patches(version) else "2.1"
+    return PATCH_POD_FIELDS[key], PATCH_CONTAINER_FIELDS[key]

@@ -28,6 +28,15 @@ V1_KINDS = {
 }
 REPLICA_SPECS = V1_KINDS[KIND][0]
 
+# API versions of these kinds that another operator serves, not the Training Operator (whose CRDs serve v1
+# only, manifests/base/crds at v1.8.1 and v1.9.4): the MPI Operator's MPIJob, kubeflow.org/v1alpha1,
+# v1alpha2 and v2beta1 (kubeflow/mpi-operator pkg/apis/kubeflow/<version>/types.go; its v2beta1 replaces
+# the Training Operator's MPIJob, which is disabled to install it).
+SERVED_ELSEWHERE = {
+    ("MPIJob", f"{GROUP}/{v}"): "served by the MPI Operator (kubeflow/mpi-operator), not the Training Operator"
+    for v in ("v1alpha1", "v1alpha2", "v2beta1")
+}
+
 # pkg/apis/kubeflow.org/v1/pytorch_types.go (v1.8.1, v1.9.4): PytorchJobDefaultContainerName.
 # The webhook requires a container of this name in every replica, and the operator
 # injects its env and port into it only.
@@ -227,3 +236,6 @@ GANG_OPTION = "gang_scheduler"     # the flag's value in the merge preview's opt
 # common/util.go CalcPGMinResources: the requests (limits when a container has no requests) of the first
 # minMember pods, replicas ordered by their PriorityClass value (unknown offline: taken in type order).
 VOLCANO_DEFAULT_QUEUE = "default"
+# pkg/apis/kubeflow.org/v1/pytorch_defaults.go SetDefaults_PyTorchJob (v1.9.4): cleanPodPolicy defaults to None
+# (the pods of a finished job are kept).
+DEFAULT_CLEAN_POD_POLICY = "None"

@@ -5,6 +5,7 @@ import re
 
 from ... import kinds as K
 from ...operators import training_operator_v1 as TO1
+from ...operators.torchrun import LAUNCHERS as _LAUNCHERS, rdzv_conf
 from ..pods import as_int, command_line, runtime_for
 from ._util import d, lst, replica_specs
 
@@ -67,8 +68,7 @@ def rdzv_backend(doc, c: dict) -> str:
     return "static"
 
 
-# Words of a command line that start distributed PyTorch training.
-_LAUNCHERS = ("torchrun", "torch.distributed.run", "torch.distributed.launch", "trainkit.torchrun")
+# Words of a command line that start distributed PyTorch training: kdt.operators.torchrun.LAUNCHERS.
 # Environment a distributed training container reads (torchrun's PET_*, the process-group env).
 _DIST_ENV = ("PET_NNODES", "PET_NPROC_PER_NODE", "PET_RDZV_ENDPOINT", "MASTER_ADDR", "WORLD_SIZE")
 
@@ -107,13 +107,7 @@ def expand_env(text: str, c: dict) -> str:
     return _REF.sub(one, str(text))
 
 
-def _conf(text) -> dict[str, str]:
-    out = {}
-    for part in str(text or "").split(","):
-        k, eq, v = part.partition("=")
-        if eq:
-            out[k.strip()] = v.strip()
-    return out
+_conf = rdzv_conf     # kdt.operators.torchrun: how torchrun reads --rdzv-conf
 
 
 def rdzv_settings(doc, c: dict) -> tuple[dict[str, str], str]:
