@@ -1,0 +1,277 @@
+"""Kueue's objects of a run, joined to a queued job (not a rule: shared by the kueue-* rules).
+
+The queue objects a job is joined to are those of the run (every target and file: ctx.pool) and the
+cluster's own (`.kdt-cluster.yaml` `objects`, kdt.cluster). Objects the cluster file declares are the
+cluster's whole truth: a LocalQueue missing there is missing (an error); objects found only in the run
+may have siblings on the cluster, so a name missing among them is a warning; a run with no queue objects
+at all checks nothing and says so only in the rules' documentation.
+
+`admit` runs Kueue's flavor assignment on an empty cluster (kubernetes-sigs/kueue v0.19.2
+pkg/scheduler/flavorassigner/flavorassigner.go assignFlavors): pod set after pod set, each resource group
+tries its flavors in order and takes the first that matches the pods (taints, node affinity, topology)
+and whose maximum capacity (kdt.expand.kueue.QuotaTree.potential) holds what the Workload's pod sets
+assigned to it so far ask for. A pod set no flavor takes is never admitted, whatever else runs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ... import kinds as K
+from ...expand import kueue as XK
+from ...expand.model import Loader
+from ...fields import as_dict, as_list
+from ...operators import kueue as KQ
+
+LOCAL_QUEUE, CLUSTER_QUEUE, COHORT, FLAVOR, TOPOLOGY, WORKLOAD_PRIORITY_CLASS = (
+    "LocalQueue", "ClusterQueue", "Cohort", "ResourceFlavor", "Topology", "WorkloadPriorityClass")
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"    # the API server sets it on every Namespace (1.22+)
+
+
+def _kind(doc) -> str:
+    return str(doc.kind)
+
+
+@dataclass
+class QueueObjects:
+    """The Kueue objects of a run and of the cluster, by kind and name."""
+    local_queues: list = field(default_factory=list)
+    by_kind: dict = field(default_factory=dict)          # kind -> {name: Document}
+    declared: set = field(default_factory=set)           # id() of the documents the cluster file declares
+    tree: XK.QuotaTree = field(default_factory=XK.QuotaTree)
+
+    def get(self, kind: str, name) -> object:
+        return self.by_kind.get(kind, {}).get(str(name)) if name is not None else None
+
+    def names(self, kind: str) -> list[str]:
+        return sorted(self.by_kind.get(kind, {}))
+
+    def any(self, kind: str) -> bool:
+        return bool(self.local_queues) if kind == LOCAL_QUEUE else bool(self.by_kind.get(kind))
+
+    def authoritative(self, kind: str) -> bool:
+        """Whether the cluster file declares objects of this kind: then they are all the cluster has."""
+        docs = self.local_queues if kind == LOCAL_QUEUE else self.by_kind.get(kind, {}).values()
+        return any(id(d) in self.declared for d in docs)
+
+
+_cache: list = [None]      # ((id(docs), id(run_docs), id(cluster)), QueueObjects)
+
+
+def cluster_objects(ctx) -> list:
+    return list(getattr(ctx.cluster, "objects", ()) or ()) if ctx.cluster is not None else []
+
+
+def queue_objects(docs, ctx) -> QueueObjects:
+    key = (id(docs), id(ctx.run_docs), id(ctx.cluster))
+    if _cache[0] is not None and _cache[0][0] == key:
+        return _cache[0][1]
+    cluster = cluster_objects(ctx)
+    out = QueueObjects(declared={id(d) for d in cluster})
+    for d in list(ctx.pool(docs)) + cluster:
+        if d.group != KQ.GROUP or not isinstance(d.data, dict):
+            continue
+        kind = _kind(d)
+        if kind == LOCAL_QUEUE:
+            if not any(q.name == d.name and q.namespace == d.namespace for q in out.local_queues):
+                out.local_queues.append(d)
+        elif kind in (CLUSTER_QUEUE, COHORT, FLAVOR, TOPOLOGY, WORKLOAD_PRIORITY_CLASS) and d.name:
+            out.by_kind.setdefault(kind, {}).setdefault(d.name, d)
+    for name, cq in out.by_kind.get(CLUSTER_QUEUE, {}).items():
+        spec = as_dict(cq.data.get("spec"))
+        version = str(cq.data.get("apiVersion", "")).rpartition("/")[2]
+        cohort = spec.get(KQ.COHORT_FIELD.get(version, "cohortName"))
+        out.tree.add_cluster_queue(name, str(cohort) if cohort else None, XK.quotas_of(spec.get("resourceGroups")))
+    for name, co in out.by_kind.get(COHORT, {}).items():
+        spec = as_dict(co.data.get("spec"))
+        out.tree.add_cohort(name, str(spec["parentName"]) if spec.get("parentName") else None,
+                            XK.quotas_of(spec.get("resourceGroups")))
+    out.tree.link()
+    _cache[0] = (key, out)
+    return out
+
+
+_workloads: dict = {}
+
+
+def workload(doc, docs, ctx):
+    """The Kueue Workload `doc` becomes (kdt.kinds.kueue_workload), None when it is not queued."""
+    key = (id(doc), id(ctx.run_docs))
+    if key not in _workloads:
+        if len(_workloads) > 256:
+            _workloads.clear()
+        ectx = K.ExpandContext(list(ctx.pool(docs)), Loader(), ctx.trainer_version,
+                               ctx.cluster.options if ctx.cluster is not None else {})
+        _workloads[key] = K.kueue_workload(doc, ectx)
+    return _workloads[key]
+
+
+def local_queues_for(objs: QueueObjects, name: str, namespace: str | None) -> list:
+    """The LocalQueues named `name` the job may be queued in: of its namespace, or of any namespace when the
+    job has none (it goes where it is applied)."""
+    return [q for q in objs.local_queues if q.name == name and (not namespace or q.namespace in ("", namespace))]
+
+
+def selector_admits(selector, namespace: str | None, namespace_doc) -> bool | None:
+    """Whether a ClusterQueue's namespaceSelector admits the namespace; None when that cannot be known here
+    (no namespace, or a label the run does not show). Unset selects nothing; {} everything."""
+    if selector is None:
+        return False
+    sel = as_dict(selector)
+    if not sel.get("matchLabels") and not sel.get("matchExpressions"):
+        return True
+    if namespace is None:
+        return None
+    labels = {NAMESPACE_NAME_LABEL: namespace}
+    known = namespace_doc is not None
+    if known:
+        labels.update({str(k): str(v) for k, v in as_dict(namespace_doc.get(("metadata", "labels"))).items()})
+    for k, v in as_dict(sel.get("matchLabels")).items():
+        if str(k) not in labels:
+            return False if known else None
+        if labels[str(k)] != str(v):
+            return False
+    for e in as_list(sel.get("matchExpressions")):
+        e = as_dict(e)
+        key, op, values = str(e.get("key")), e.get("operator"), [str(x) for x in as_list(e.get("values"))]
+        if key not in labels and not known:
+            return None
+        have = labels.get(key)
+        ok = {"In": have is not None and have in values, "NotIn": have is None or have not in values,
+              "Exists": have is not None, "DoesNotExist": have is None}.get(op)
+        if ok is None or not ok:
+            return ok if ok is not None else None
+    return True
+
+
+# ------------------------------------------------------------ admission on an empty cluster
+FLAVOR_MISMATCH, TOPOLOGY_MISMATCH, QUOTA, UNCOVERED = "flavor", "topology", "quota", "uncovered"
+
+
+@dataclass
+class Refusal:
+    """Why a pod set of a Workload can never be admitted by a ClusterQueue."""
+    what: str                 # FLAVOR_MISMATCH, TOPOLOGY_MISMATCH, QUOTA or UNCOVERED
+    pod_set: XK.PodSet
+    message: str
+    resource: str = ""
+    certain: bool = True      # False: the cohort has ClusterQueues the run may not show
+
+
+def _topology_levels(objs: QueueObjects, flavor: dict) -> list[str] | None:
+    name = flavor.get("topologyName")
+    topo = objs.get(TOPOLOGY, name)
+    if topo is None:
+        return None
+    return [str(as_dict(lv).get("nodeLabel")) for lv in as_list(topo.get(("spec", "levels")))]
+
+
+def admit(w: XK.Workload, cq, objs: QueueObjects) -> list[Refusal]:
+    """What keeps ClusterQueue `cq` from ever admitting Workload `w` (an empty list: nothing the run shows)."""
+    spec = as_dict(cq.data.get("spec"))
+    groups = [as_dict(g) for g in as_list(spec.get("resourceGroups"))]
+    flavor_names = [str(as_dict(f).get("name")) for g in groups for f in as_list(g.get("flavors"))]
+    flavors = {n: as_dict(objs.get(FLAVOR, n).data.get("spec")) if objs.get(FLAVOR, n) is not None else None
+               for n in flavor_names}
+    if any(v is None for v in flavors.values()):
+        return []          # a flavor the run does not show: kueue-local-queue says so; nothing to judge here
+    tas_only = bool(flavors) and all(f.get("topologyName") for f in flavors.values())
+    cq_key = ("cq", cq.name)
+    root = objs.tree.root(cq_key)
+    certain = root is None or objs.authoritative(COHORT) or objs.authoritative(CLUSTER_QUEUE)
+    usage: dict = {}
+    shares: dict = {}        # (flavor, resource) -> [(pod set, amount)] of the pod sets assigned so far
+    out: list[Refusal] = []
+    for ps in w.pod_sets:
+        wanted = ps.total()
+        if not wanted:
+            continue
+        covered_any: set = set()
+        for g in groups:
+            covered = {str(r) for r in as_list(g.get("coveredResources"))}
+            covered_any |= covered
+            req = {r: v for r, v in wanted.items() if r in covered}
+            if not req:
+                continue
+            tried: list[tuple[str, str, str]] = []       # (what, message, resource)
+            for fl in as_list(g.get("flavors")):
+                fname = str(as_dict(fl).get("name"))
+                flavor = flavors[fname]
+                reason = XK.tas_mismatch(ps, flavor, fname, _topology_levels(objs, flavor), tas_only, covered)
+                if reason:
+                    tried.append((TOPOLOGY_MISMATCH, reason, ""))
+                    continue
+                reason = XK.flavor_mismatch(ps.spec, flavor, fname)
+                if reason:
+                    tried.append((FLAVOR_MISMATCH, reason, ""))
+                    continue
+                over = []
+                for r, v in req.items():
+                    fr = (fname, r)
+                    cap = objs.tree.potential(cq_key, fr)
+                    if usage.get(fr, 0) + v > cap:
+                        over.append((r, v, cap, fr))
+                if over:
+                    r, v, cap, fr = over[0]
+                    nominal = objs.tree.nodes[cq_key].quotas.get(fr, XK.Quota()).nominal
+                    cohort = objs.tree.nodes[cq_key].parent
+                    source = (f"plus {KQ.show_value(r, cap - nominal)} its cohort {cohort} can lend" if cohort
+                              else "no cohort to borrow from")
+                    parts = shares.get(fr, []) + [(ps.name, v)]
+                    split = f" ({', '.join(f'{n} {KQ.show_value(r, x)}' for n, x in parts)})" if len(parts) > 1 else ""
+                    tried.append((QUOTA, f"{r} {KQ.show_value(r, usage.get(fr, 0) + v)} in flavor {fname}{split} is "
+                                         f"more than ClusterQueue {cq.name} can ever hold: {KQ.show_value(r, cap)} "
+                                         f"(nominal {KQ.show_value(r, nominal)}, {source})", r))
+                    continue
+                for r, v in req.items():
+                    usage[(fname, r)] = usage.get((fname, r), 0) + v
+                    shares.setdefault((fname, r), []).append((ps.name, v))
+                tried = []
+                break
+            if not tried:
+                continue
+            kinds = {t[0] for t in tried}
+            what = QUOTA if QUOTA in kinds else (TOPOLOGY_MISMATCH if TOPOLOGY_MISMATCH in kinds else FLAVOR_MISMATCH)
+            msg = "; ".join(m for t, m, _ in tried if t == what)
+            res = next((r for t, _, r in tried if t == what and r), "")
+            out.append(Refusal(what, ps, msg, res, certain or what != QUOTA))
+        for r in sorted(set(wanted) - covered_any):
+            out.append(Refusal(UNCOVERED, ps, f"resource {r} unavailable in ClusterQueue {cq.name} (its "
+                                              f"resourceGroups cover {', '.join(sorted(covered_any)) or 'nothing'})", r))
+    return out
+
+
+def pod_set_path(doc, ps: XK.PodSet, *rest) -> tuple:
+    """Where to locate a finding about a pod set: its template in the job, else the job's queue label."""
+    if ps.path:
+        return ps.path + rest
+    trainer = doc.get(("spec", "trainer"))
+    if isinstance(trainer, dict):      # a TrainJob: its pod sets come from the runtime; the trainer is its own part
+        return ("spec", "trainer")
+    return ("metadata", "labels", KQ.QUEUE_LABEL)
+
+
+def cluster_queues_of(doc, w: XK.Workload, objs: QueueObjects) -> list:
+    """The ClusterQueues the job's LocalQueue(s) point at and the run shows (one per name)."""
+    out = {}
+    for q in local_queues_for(objs, w.queue, doc.namespace):
+        cq = objs.get(CLUSTER_QUEUE, q.get(("spec", "clusterQueue")))
+        if cq is not None:
+            out.setdefault(cq.name, cq)
+    return list(out.values())
+
+
+def refusals(doc, docs, ctx, what: str) -> list[tuple[XK.Workload, Refusal]]:
+    """The refusals of kind `what` of a queued job: only those every ClusterQueue it may land in gives
+    (a job with no namespace may be applied where either of two LocalQueues of its name points)."""
+    w = workload(doc, docs, ctx)
+    if w is None or not w.queue:
+        return []
+    objs = queue_objects(docs, ctx)
+    cqs = cluster_queues_of(doc, w, objs)
+    if not cqs:
+        return []
+    per_cq = [[r for r in admit(w, cq, objs) if r.what == what or (what == QUOTA and r.what == UNCOVERED)]
+              for cq in cqs]
+    if any(not rs for rs in per_cq):
+        return []
+    return [(w, r) for r in per_cq[0]]
