@@ -66,6 +66,21 @@ kueue.x-k8s.io/queue-name: {{ . }}
 {{- end }}
 {{- end }}
 
+{{/* Kueue's topology request on a pod template (scheduling.topology; kdt.operators.kueue):
+required or preferred with its level, or unconstrained; `group` (the PyTorchJob modes) puts the Master and
+the Workers into one podset group, placed in the same domain. Empty when no request. */}}
+{{- define "trainer.topologyAnnotations" -}}
+{{- $t := (index . 0).Values.scheduling.topology }}{{- $group := index . 1 }}
+{{- if has $t.mode (list "required" "preferred") }}
+kueue.x-k8s.io/podset-{{ $t.mode }}-topology: {{ $t.level }}
+{{- if $group }}
+kueue.x-k8s.io/podset-group-name: training-job
+{{- end }}
+{{- else if eq $t.mode "unconstrained" }}
+kueue.x-k8s.io/podset-unconstrained-topology: "true"
+{{- end }}
+{{- end }}
+
 {{/* The image reference. */}}
 {{- define "trainer.image" -}}
 {{- printf "%s:%s" .Values.image.repository .Values.image.tag }}
@@ -226,6 +241,12 @@ topologySpreadConstraints:
 {{- end }}
 {{- if and (eq .Values.mode "trainjob") (not .Values.trainJob.runtime.create) (include "trainer.podPlacement" . | trim) }}
 {{- fail "scheduling.priorityClassName, scheduling.onePodPerNode and topologySpreadConstraints go into the runtime's pods (a TrainJob's patches have no such fields): set them in the existing runtime, or trainJob.runtime.create" }}
+{{- end }}
+{{- if and (eq .Values.mode "trainjob") (not .Values.trainJob.runtime.create) .Values.scheduling.topology.mode }}
+{{- fail "scheduling.topology goes into the runtime's pods: set it in the existing runtime (components/topology/trainjob), or trainJob.runtime.create" }}
+{{- end }}
+{{- if and .Values.scheduling.gang.enabled (not (has .Values.scheduling.gang.scheduler (list "coscheduling" "volcano"))) }}
+{{- fail (printf "scheduling.gang.scheduler %q: coscheduling or volcano" .Values.scheduling.gang.scheduler) }}
 {{- end }}
 {{- if and (eq .Values.mode "statefulset") .Values.scheduling.gang.enabled }}
 {{- fail "scheduling.gang.enabled: a StatefulSet has no gang scheduling of its own (queue it with scheduling.queueName; components/kueue/README.md)" }}
