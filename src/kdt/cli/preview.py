@@ -22,7 +22,7 @@ import time
 from . import Parser, add_cluster_args, cluster_of, invoke
 from .. import findings as F
 from .. import summary, targets, versions
-from ..merge_preview import expand_documents, summary_line
+from ..merge_preview import expand_documents, kueue_workloads, summary_line, workload_line
 from ..lint import config as lint_config
 from ..lint import lint_target
 from ..render import helm_lint, render_all
@@ -60,6 +60,8 @@ def main(argv=None) -> int:
         expanded, expand_findings = expand_documents(r.documents, trainer_version=trainer, options=cluster.options)
         problems.extend(expand_findings)
         creates.append(summary_line(r.target.name, expanded))
+        creates.extend(f"{r.target.name}: {workload_line(w)}"
+                       for _, w in kueue_workloads(r.documents, expanded, trainer, cluster.options))
     rows = summary.summary_rows([summary.summarize(r.target.name, r.documents) for r in results if r.ok])
     print()
     print(summary.table(rows, summary.SUMMARY_HEADER))

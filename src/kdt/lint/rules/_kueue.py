@@ -54,7 +54,7 @@ class QueueObjects:
         return any(id(d) in self.declared for d in docs)
 
 
-_cache: list = [None]      # ((id(docs), id(run_docs), id(cluster)), QueueObjects)
+_cache: list = [None]      # (docs, run_docs, cluster, QueueObjects): the objects themselves, compared by identity
 
 
 def cluster_objects(ctx) -> list:
@@ -62,9 +62,9 @@ def cluster_objects(ctx) -> list:
 
 
 def queue_objects(docs, ctx) -> QueueObjects:
-    key = (id(docs), id(ctx.run_docs), id(ctx.cluster))
-    if _cache[0] is not None and _cache[0][0] == key:
-        return _cache[0][1]
+    got = _cache[0]
+    if got is not None and got[0] is docs and got[1] is ctx.run_docs and got[2] is ctx.cluster:
+        return got[3]
     cluster = cluster_objects(ctx)
     out = QueueObjects(declared={id(d) for d in cluster})
     for d in list(ctx.pool(docs)) + cluster:
@@ -86,23 +86,25 @@ def queue_objects(docs, ctx) -> QueueObjects:
         out.tree.add_cohort(name, str(spec["parentName"]) if spec.get("parentName") else None,
                             XK.quotas_of(spec.get("resourceGroups")))
     out.tree.link()
-    _cache[0] = (key, out)
+    _cache[0] = (docs, ctx.run_docs, ctx.cluster, out)
     return out
 
 
-_workloads: dict = {}
+_workloads: dict = {}      # id(doc) -> (doc, run_docs, Workload): held, so that an id is never reused
 
 
 def workload(doc, docs, ctx):
     """The Kueue Workload `doc` becomes (kdt.kinds.kueue_workload), None when it is not queued."""
-    key = (id(doc), id(ctx.run_docs))
-    if key not in _workloads:
-        if len(_workloads) > 256:
-            _workloads.clear()
-        ectx = K.ExpandContext(list(ctx.pool(docs)), Loader(), ctx.trainer_version,
-                               ctx.cluster.options if ctx.cluster is not None else {})
-        _workloads[key] = K.kueue_workload(doc, ectx)
-    return _workloads[key]
+    got = _workloads.get(id(doc))
+    if got is not None and got[0] is doc and got[1] is ctx.run_docs:
+        return got[2]
+    if len(_workloads) > 256:
+        _workloads.clear()
+    ectx = K.ExpandContext(list(ctx.pool(docs)), Loader(), ctx.trainer_version,
+                           ctx.cluster.options if ctx.cluster is not None else {})
+    w = K.kueue_workload(doc, ectx)
+    _workloads[id(doc)] = (doc, ctx.run_docs, w)
+    return w
 
 
 def local_queues_for(objs: QueueObjects, name: str, namespace: str | None) -> list:
@@ -193,6 +195,7 @@ def admit(w: XK.Workload, cq, objs: QueueObjects) -> list[Refusal]:
             if not req:
                 continue
             tried: list[tuple[str, str, str]] = []       # (what, message, resource)
+            capped = False
             for fl in as_list(g.get("flavors")):
                 fname = str(as_dict(fl).get("name"))
                 flavor = flavors[fname]
@@ -221,6 +224,9 @@ def admit(w: XK.Workload, cq, objs: QueueObjects) -> list[Refusal]:
                     tried.append((QUOTA, f"{r} {KQ.show_value(r, usage.get(fr, 0) + v)} in flavor {fname}{split} is "
                                          f"more than ClusterQueue {cq.name} can ever hold: {KQ.show_value(r, cap)} "
                                          f"(nominal {KQ.show_value(r, nominal)}, {source})", r))
+                    # above nominal plus its borrowingLimit, no lender anywhere changes it
+                    limit = objs.tree.nodes[cq_key].quotas.get(fr, XK.Quota()).borrowing_limit
+                    capped = capped or (limit is not None and usage.get(fr, 0) + v > nominal + limit)
                     continue
                 for r, v in req.items():
                     usage[(fname, r)] = usage.get((fname, r), 0) + v
@@ -233,7 +239,7 @@ def admit(w: XK.Workload, cq, objs: QueueObjects) -> list[Refusal]:
             what = QUOTA if QUOTA in kinds else (TOPOLOGY_MISMATCH if TOPOLOGY_MISMATCH in kinds else FLAVOR_MISMATCH)
             msg = "; ".join(m for t, m, _ in tried if t == what)
             res = next((r for t, _, r in tried if t == what and r), "")
-            out.append(Refusal(what, ps, msg, res, certain or what != QUOTA))
+            out.append(Refusal(what, ps, msg, res, certain or capped or what != QUOTA))
         for r in sorted(set(wanted) - covered_any):
             out.append(Refusal(UNCOVERED, ps, f"resource {r} unavailable in ClusterQueue {cq.name} (its "
                                               f"resourceGroups cover {', '.join(sorted(covered_any)) or 'nothing'})", r))
