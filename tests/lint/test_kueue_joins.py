@@ -193,3 +193,18 @@ spec:
     found = lint_files(tmp_path, {"job.yaml": job(replicas=2).replace("namespace: team", "namespace: other"),
                                   "queues.yaml": two})
     assert [f.rule for f in found] == ["kueue-quota"] and "ClusterQueue small" in found[0].message
+
+
+def test_the_cluster_file_objects_are_paths_that_exist_and_render(tmp_path):
+    from kdt.errors import UsageError
+    f = tmp_path / "c.yaml"
+    for text, said in (("objects: deploy/cluster\n", "objects is a list of paths"),
+                       ("objects: [nowhere]\n", "objects: nowhere does not exist")):
+        f.write_text(text)
+        with pytest.raises(UsageError, match=said):
+            cluster.load(str(f))
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "kustomization.yaml").write_text("resources: [missing.yaml]\n")
+    f.write_text("objects: [broken]\n")
+    with pytest.raises(UsageError, match="objects: .*broken"):
+        cluster.load(str(f)).objects
