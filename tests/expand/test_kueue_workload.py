@@ -249,3 +249,22 @@ def test_potential_available_is_nominal_plus_what_the_cohort_can_lend_capped_by_
     assert t.potential(("cq", "a"), FR) == 22 and t.root(("cq", "a")) == "root"
     # a cohort named but not defined: implicit, no quota of its own
     assert tree(("a", "ghost", 4, None, None)).potential(("cq", "a"), FR) == 4
+
+
+def test_a_batch_job_is_one_pod_set_that_partial_admission_may_cut_down():
+    w = workload("""\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: j
+  labels: {kueue.x-k8s.io/queue-name: q}
+  annotations: {kueue.x-k8s.io/job-min-parallelism: "2"}
+spec:
+  parallelism: 6
+  completions: 4
+  template:
+    spec: {restartPolicy: Never, containers: [{name: c, image: i, resources: {requests: {cpu: "1"}}}]}
+""")
+    (main,) = w.pod_sets
+    assert (main.name, main.count, main.min_count) == ("main", 4, 2)       # min(parallelism, completions)
+    assert main.total() == {"cpu": 4000} and main.total(least=True) == {"cpu": 2000}

@@ -208,3 +208,27 @@ def test_the_cluster_file_objects_are_paths_that_exist_and_render(tmp_path):
     f.write_text("objects: [broken]\n")
     with pytest.raises(UsageError, match="objects: .*broken"):
         cluster.load(str(f)).objects
+
+
+@pytest.mark.parametrize("rule", ["kueue-local-queue", "kueue-quota", "kueue-flavor", "kueue-topology",
+                                  "gang-min-member"])
+def test_each_bad_fixture_is_an_error_and_its_good_twin_is_clean(rule):
+    from lint_support import FIXTURES
+    from kdt.documents import load_paths
+    for kind, want in (("bad", True), ("good", False)):
+        docs, problems = load_paths([str(FIXTURES / rule / f"{kind}.yaml")])
+        assert not problems
+        errors = [f for f in lint_documents(docs) if f.rule == rule and f.level == ERROR]
+        assert bool(errors) == want, (kind, [f.message for f in lint_documents(docs) if f.rule == rule])
+
+
+def test_partial_admission_judges_a_batch_job_by_the_fewest_pods_it_accepts(tmp_path):
+    queues = QUEUES.replace(", borrowingLimit: BORROW", "").replace("  cohortName: shared\n", "")
+    batch = ("apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\n  namespace: team\n"
+             "  labels: {kueue.x-k8s.io/queue-name: q}\nANN"
+             "spec:\n  parallelism: 4\n  template:\n    spec:\n      restartPolicy: Never\n"
+             "      containers: [{name: c, image: i, resources: {limits: {nvidia.com/gpu: 4}}}]\n")
+    found = lint_files(tmp_path, {"job.yaml": batch.replace("ANN", ""), "queues.yaml": queues})
+    assert [(f.rule, f.level) for f in found] == [("kueue-quota", ERROR)]      # 16 GPUs, 8 in the queue
+    ann = "  annotations: {kueue.x-k8s.io/job-min-parallelism: \"2\"}\n"
+    assert lint_files(tmp_path, {"job.yaml": batch.replace("ANN", ann), "queues.yaml": queues}) == []

@@ -10,6 +10,8 @@ the merge preview shows it and the lint rules kueue-* read it.
 - JobSet, and the JobSet a TrainJob's runtime becomes (jobs/jobset/jobset_controller.go PodSets; the
   TrainJob integration builds that JobSet with Trainer's own runtime, jobs/trainjob/trainjob_controller.go
   getChildJobSet): one pod set per replicated job, count `replicas` x min(parallelism, completions).
+- batch Job (jobs/job/job_controller.go PodSets): one pod set `main` of min(parallelism, completions)
+  pods, which partial admission may cut down to `kueue.x-k8s.io/job-min-parallelism` (MinCount).
 - StatefulSet (jobs/statefulset/statefulset_pod_reconciler.go: its pods form a pod group of
   `replicas` pods, role `main`; jobs/pod/pod_controller.go constructGroupPodSetsFast): one pod set
   `main`, count `replicas`.
@@ -111,6 +113,7 @@ class PodSet:
     template: dict
     path: tuple = ()              # where the template is written in the job's document ("" when derived)
     topology: TopologyRequest | None = None
+    min_count: int | None = None  # partial admission: the fewest pods Kueue may admit it with
 
     @property
     def spec(self) -> dict:
@@ -120,8 +123,10 @@ class PodSet:
         """What one pod requests, as Kueue counts it (ResourceValue per resource)."""
         return {r: KQ.resource_value(r, v) for r, v in pod_requests(self.spec).items()}
 
-    def total(self) -> dict[str, int]:
-        return {r: v * self.count for r, v in self.requests().items()}
+    def total(self, least: bool = False) -> dict[str, int]:
+        """What all its pods request; `least`: the fewest pods Kueue may admit (partial admission)."""
+        n = self.min_count if least and self.min_count is not None else self.count
+        return {r: v * n for r, v in self.requests().items()}
 
 
 def pod_set(name: str, count, template, path: tuple = ()) -> PodSet:
@@ -153,13 +158,30 @@ def jobset_pod_sets(jobset: dict, path_base: tuple | None = ("spec", "replicated
     for i, rj in enumerate(as_list(as_dict(jobset.get("spec")).get("replicatedJobs"))):
         rj = as_dict(rj)
         job = as_dict(as_dict(rj.get("template")).get("spec"))
-        per_job = as_int(job.get("parallelism"), 1) if job.get("parallelism") is not None else 1
-        completions = as_int(job.get("completions"), per_job) if job.get("completions") is not None else per_job
-        per_job = min(per_job, completions)
+        per_job = _pods_per_job(job)
         replicas = as_int(rj.get("replicas"), 1) if rj.get("replicas") is not None else 1
         path = path_base + (i, "template", "spec", "template") if path_base is not None else ()
         out.append(pod_set(str(rj.get("name", "")), replicas * per_job, job.get("template"), path))
     return out
+
+
+def _pods_per_job(job_spec: dict) -> int:
+    """PodsCountPerReplica (jobset_controller.go), podsCount (job_controller.go): parallelism, 1 when unset,
+    capped by completions."""
+    per_job = as_int(job_spec.get("parallelism"), 1) if job_spec.get("parallelism") is not None else 1
+    completions = as_int(job_spec.get("completions"), per_job) if job_spec.get("completions") is not None else per_job
+    return min(per_job, completions)
+
+
+def job_pod_sets(data: dict) -> list[PodSet]:
+    """A batch Job: one pod set `main` (job_controller.go PodSets), partial admission down to the
+    job-min-parallelism annotation."""
+    spec = as_dict(data.get("spec"))
+    ps = pod_set(KQ.DEFAULT_POD_SET, _pods_per_job(spec), spec.get("template"), ("spec", "template"))
+    least = as_int(as_dict(as_dict(data.get("metadata")).get("annotations")).get(KQ.JOB_MIN_PARALLELISM))
+    if least is not None:
+        ps.min_count = max(0, min(least, ps.count))
+    return [ps]
 
 
 def pod_group_pod_sets(data: dict) -> list[PodSet]:

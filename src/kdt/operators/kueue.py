@@ -55,6 +55,9 @@ HOSTNAME_LABEL = "kubernetes.io/hostname"   # a Topology may use it at its lowes
 # Workload has at most 8 of them (PodSets MaxItems).
 DEFAULT_POD_SET = "main"                    # kueue.DefaultPodSetName: the one pod set of a pod group
 MAX_POD_SETS = 8
+# A batch Job's pod set `main` may be admitted with fewer pods, down to this annotation's count
+# (jobs/job/job_controller.go JobMinParallelismAnnotation, minPodsCount; gate PartialAdmission, beta, on).
+JOB_MIN_PARALLELISM = "kueue.x-k8s.io/job-min-parallelism"
 # The order of a PyTorchJob's pod sets (jobs/kubeflow/jobs/pytorchjob/pytorchjob_controller.go
 # OrderedReplicaTypes); a replica type the job does not have is left out (kubeflowjob_controller.go).
 PYTORCHJOB_ORDER = ("Master", "Worker")

@@ -22,11 +22,13 @@ VOLCANO_SCHEDULING, VOLCANO_BATCH, COSCHEDULING = "scheduling.volcano.sh", "batc
 
 @dataclass
 class Gang:
+    """A gang and what can join it. `world` is None where the tooling cannot say how many pods the job needs
+    to run (a Volcano Job: its tasks may be elastic by design), so no below-world warning is made."""
     doc: object
     path: tuple           # the field that sets the gang's size
     size: int             # how many pods the scheduler waits for
     pods: int             # how many pods can ever join it (those the run shows)
-    world: int            # how many pods the job needs to run (elastic: its minimum)
+    world: int | None     # how many pods the job needs to run (elastic: its minimum)
     what: str             # "minAvailable", "minMember", ...
     world_what: str       # what `world` is
 
@@ -74,10 +76,10 @@ def gangs(docs, pool) -> list[Gang]:
             for i, t in enumerate(tasks):
                 n, m = as_int(t.get("replicas"), 0) or 0, as_int(t.get("minAvailable"))
                 if m is not None:
-                    out.append(Gang(doc, ("spec", VO.JOB_TASKS, i, "minAvailable"), m, n, n, "the task's minAvailable",
-                                    f"task {t.get('name')}'s replicas"))
+                    out.append(Gang(doc, ("spec", VO.JOB_TASKS, i, "minAvailable"), m, n, None,
+                                    "the task's minAvailable", f"task {t.get('name')}'s replicas"))
             if as_int(spec.get("minAvailable")):
-                out.append(Gang(doc, ("spec", "minAvailable"), as_int(spec["minAvailable"]), total, total,
+                out.append(Gang(doc, ("spec", "minAvailable"), as_int(spec["minAvailable"]), total, None,
                                 "minAvailable", "the tasks' replicas"))
         elif _is(doc, VOLCANO_SCHEDULING, "PodGroup") or _is(doc, COSCHEDULING, "PodGroup"):
             size = as_int(doc.get(("spec", "minMember")))

@@ -14,6 +14,7 @@ assigned to it so far ask for. A pod set no flavor takes is never admitted, what
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 from ... import kinds as K
@@ -38,6 +39,7 @@ class QueueObjects:
     by_kind: dict = field(default_factory=dict)          # kind -> {name: Document}
     declared: set = field(default_factory=set)           # id() of the documents the cluster file declares
     tree: XK.QuotaTree = field(default_factory=XK.QuotaTree)
+    ambiguous: set = field(default_factory=set)          # (kind, name) defined twice, differently: not judged
 
     def get(self, kind: str, name) -> object:
         return self.by_kind.get(kind, {}).get(str(name)) if name is not None else None
@@ -72,10 +74,14 @@ def queue_objects(docs, ctx) -> QueueObjects:
             continue
         kind = _kind(d)
         if kind == LOCAL_QUEUE:
-            if not any(q.name == d.name and q.namespace == d.namespace for q in out.local_queues):
+            # every definition: a run may hold alternatives (two setups), and a job is refused only where
+            # each of them refuses it
+            if not any(q.name == d.name and q.namespace == d.namespace and q.data == d.data for q in out.local_queues):
                 out.local_queues.append(d)
         elif kind in (CLUSTER_QUEUE, COHORT, FLAVOR, TOPOLOGY, WORKLOAD_PRIORITY_CLASS) and d.name:
-            out.by_kind.setdefault(kind, {}).setdefault(d.name, d)
+            first = out.by_kind.setdefault(kind, {}).setdefault(d.name, d)
+            if first.data != d.data:
+                out.ambiguous.add((kind, d.name))
     for name, cq in out.by_kind.get(CLUSTER_QUEUE, {}).items():
         spec = as_dict(cq.data.get("spec"))
         version = str(cq.data.get("apiVersion", "")).rpartition("/")[2]
@@ -156,7 +162,8 @@ class Refusal:
     pod_set: XK.PodSet
     message: str
     resource: str = ""
-    certain: bool = True      # False: the cohort has ClusterQueues the run may not show
+    certain: bool = True      # False: what the run does not show may change the verdict (doubt says what)
+    doubt: str = ""
 
 
 def _topology_levels(objs: QueueObjects, flavor: dict) -> list[str] | None:
@@ -176,15 +183,20 @@ def admit(w: XK.Workload, cq, objs: QueueObjects) -> list[Refusal]:
                for n in flavor_names}
     if any(v is None for v in flavors.values()):
         return []          # a flavor the run does not show: kueue-local-queue says so; nothing to judge here
+    root = objs.tree.root(("cq", cq.name))
+    tree = [key for key in objs.tree.nodes if root is not None and (objs.tree.root(key) == root or key[1] == root)]
+    kinds = {"cq": CLUSTER_QUEUE, "cohort": COHORT}
+    if (CLUSTER_QUEUE, cq.name) in objs.ambiguous or any((FLAVOR, n) in objs.ambiguous for n in flavors) or any(
+            (kinds[k], n) in objs.ambiguous for k, n in tree):
+        return []          # defined twice, differently (alternatives in one run): which one applies is not known
     tas_only = bool(flavors) and all(f.get("topologyName") for f in flavors.values())
     cq_key = ("cq", cq.name)
-    root = objs.tree.root(cq_key)
     certain = root is None or objs.authoritative(COHORT) or objs.authoritative(CLUSTER_QUEUE)
     usage: dict = {}
     shares: dict = {}        # (flavor, resource) -> [(pod set, amount)] of the pod sets assigned so far
     out: list[Refusal] = []
     for ps in w.pod_sets:
-        wanted = ps.total()
+        wanted = ps.total(least=True)
         if not wanted:
             continue
         covered_any: set = set()
@@ -239,7 +251,9 @@ def admit(w: XK.Workload, cq, objs: QueueObjects) -> list[Refusal]:
             what = QUOTA if QUOTA in kinds else (TOPOLOGY_MISMATCH if TOPOLOGY_MISMATCH in kinds else FLAVOR_MISMATCH)
             msg = "; ".join(m for t, m, _ in tried if t == what)
             res = next((r for t, _, r in tried if t == what and r), "")
-            out.append(Refusal(what, ps, msg, res, certain or capped or what != QUOTA))
+            sure = certain or capped or what != QUOTA
+            out.append(Refusal(what, ps, msg, res, sure, "" if sure else
+                               f"other ClusterQueues of the cohort on the cluster may lend more"))
         for r in sorted(set(wanted) - covered_any):
             out.append(Refusal(UNCOVERED, ps, f"resource {r} unavailable in ClusterQueue {cq.name} (its "
                                               f"resourceGroups cover {', '.join(sorted(covered_any)) or 'nothing'})", r))
@@ -258,26 +272,43 @@ def pod_set_path(doc, ps: XK.PodSet, *rest) -> tuple:
 
 def cluster_queues_of(doc, w: XK.Workload, objs: QueueObjects) -> list:
     """The ClusterQueues the job's LocalQueue(s) point at and the run shows (one per name)."""
-    out = {}
+    return [cq for cq, _ in _candidates(doc, w, objs)]
+
+
+def _candidates(doc, w: XK.Workload, objs: QueueObjects) -> list[tuple[object, bool]]:
+    """(ClusterQueue, known) for each ClusterQueue the job may land in. Known: the cluster file declares it,
+    or the job names its namespace and the run shows its LocalQueue there; else the job goes wherever it is
+    applied, where a LocalQueue of its name the run does not show may lead elsewhere."""
+    out: dict = {}
     for q in local_queues_for(objs, w.queue, doc.namespace):
         cq = objs.get(CLUSTER_QUEUE, q.get(("spec", "clusterQueue")))
         if cq is not None:
-            out.setdefault(cq.name, cq)
+            known = id(cq) in objs.declared or bool(doc.namespace and q.namespace == doc.namespace)
+            prev = out.get(cq.name)
+            out[cq.name] = (cq, known if prev is None else prev[1] and known)
     return list(out.values())
 
 
 def refusals(doc, docs, ctx, what: str) -> list[tuple[XK.Workload, Refusal]]:
     """The refusals of kind `what` of a queued job: only those every ClusterQueue it may land in gives
-    (a job with no namespace may be applied where either of two LocalQueues of its name points)."""
+    (a job with no namespace may be applied where either of two LocalQueues of its name points). A refusal
+    is certain (an error) where the ClusterQueue is known (`_candidates`) and, for quota, where nothing the
+    run does not show could lend more."""
     w = workload(doc, docs, ctx)
     if w is None or not w.queue:
         return []
     objs = queue_objects(docs, ctx)
-    cqs = cluster_queues_of(doc, w, objs)
-    if not cqs:
+    cands = _candidates(doc, w, objs)
+    if not cands:
         return []
-    per_cq = [[r for r in admit(w, cq, objs) if r.what == what or (what == QUOTA and r.what == UNCOVERED)]
-              for cq in cqs]
-    if any(not rs for rs in per_cq):
+    per_cq = [([r for r in admit(w, cq, objs) if r.what == what or (what == QUOTA and r.what == UNCOVERED)], known)
+              for cq, known in cands]
+    if any(not rs for rs, _ in per_cq):
         return []
-    return [(w, r) for r in per_cq[0]]
+    rs, known = per_cq[0]
+    known = all(k for _, k in per_cq)
+    if known:
+        return [(w, r) for r in rs]
+    where = "the job names no namespace: applied elsewhere, a LocalQueue of its name the files do not show may lead " \
+            "to another ClusterQueue"
+    return [(w, dataclasses.replace(r, certain=False, doubt="; ".join(x for x in (r.doubt, where) if x))) for r in rs]

@@ -14,7 +14,7 @@ kdt.expand.kueue.flavor_mismatch.
 from __future__ import annotations
 
 from ... import kinds as K
-from ...findings import ERROR
+from ...findings import ERROR, WARNING
 from ._kueue import FLAVOR_MISMATCH, pod_set_path, refusals
 
 ID = "kueue-flavor"
@@ -26,10 +26,11 @@ WHY = "A pod set no flavor of the ClusterQueue takes is never admitted: the job 
 def check(docs, ctx):
     for doc in docs:
         k = K.of(doc)
-        if k is None or k.role != K.JOB:
+        if k is None:
             continue
         for w, r in refusals(doc, docs, ctx, FLAVOR_MISMATCH):
             field = "tolerations" if "taint" in r.message else "nodeSelector"
             yield doc.finding(ID, f"never admitted: pod set {r.pod_set.name} matches no flavor of its ClusterQueue: "
-                                  f"{r.message}", pod_set_path(doc, r.pod_set, "spec", field)
-                              if r.pod_set.path else pod_set_path(doc, r.pod_set))
+                                  f"{r.message}" + (f" ({r.doubt})" if r.doubt else ""),
+                              pod_set_path(doc, r.pod_set, "spec", field) if r.pod_set.path
+                              else pod_set_path(doc, r.pod_set), ERROR if r.certain else WARNING)

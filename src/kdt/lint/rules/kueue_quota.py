@@ -35,14 +35,12 @@ WHY = ("Kueue never admits a Workload its ClusterQueue cannot hold even empty: t
 def check(docs, ctx):
     for doc in docs:
         k = K.of(doc)
-        if k is None or k.role != K.JOB:
+        if k is None:
             continue
         for w, r in refusals(doc, docs, ctx, QUOTA):
             n = r.pod_set
             per_pod = n.requests().get(r.resource)
             size = f"{n.count} x {KQ.show_value(r.resource, per_pod)}" if per_pod is not None else f"{n.count} pods"
             msg = f"never admitted: pod set {n.name} ({size} {r.resource}): {r.message}"
-            level = ERROR if r.certain else WARNING
-            if not r.certain:
-                msg += "; other ClusterQueues of the cohort on the cluster may lend more"
-            yield doc.finding(ID, msg, pod_set_path(doc, n, "spec"), level)
+            yield doc.finding(ID, msg + (f" ({r.doubt})" if r.doubt else ""), pod_set_path(doc, n, "spec"),
+                              ERROR if r.certain else WARNING)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 from ... import kinds as K
-from ...findings import ERROR
+from ...findings import ERROR, WARNING
 from ...operators import kueue as KQ
 from ._kueue import TOPOLOGY_MISMATCH, pod_set_path, refusals
 from ._util import d
@@ -68,15 +68,16 @@ def _webhook(doc, pt):
 def check(docs, ctx):
     for doc in docs:
         k = K.of(doc)
-        if k is None or k.role not in (K.JOB, K.RUNTIME):
+        if k is None or k.role not in (K.JOB, K.PODS, K.RUNTIME):
             continue
         for pt in K.pod_templates(doc):
             yield from _webhook(doc, pt)
-        if k.role != K.JOB:
+        if k.role == K.RUNTIME:
             continue
         for w, r in refusals(doc, docs, ctx, TOPOLOGY_MISMATCH):
             ps = r.pod_set
             levels = ps.topology.levels() if ps.topology is not None else []
             path = (pod_set_path(doc, ps, "metadata", "annotations", levels[0][0]) if ps.path and levels
                     else pod_set_path(doc, ps))
-            yield doc.finding(ID, f"never admitted: pod set {ps.name}: {r.message}", path)
+            yield doc.finding(ID, f"never admitted: pod set {ps.name}: {r.message}" + (f" ({r.doubt})" if r.doubt else ""),
+                              path, ERROR if r.certain else WARNING)
