@@ -37,7 +37,7 @@ class QueueObjects:
     """The Kueue objects of a run and of the cluster, by kind and name."""
     local_queues: list = field(default_factory=list)
     by_kind: dict = field(default_factory=dict)          # kind -> {name: Document}
-    declared: set = field(default_factory=set)           # id() of the documents the cluster file declares
+    declared: set = field(default_factory=set)           # (kind, namespace, name) the cluster file declares
     tree: XK.QuotaTree = field(default_factory=XK.QuotaTree)
     ambiguous: set = field(default_factory=set)          # (kind, name) defined twice, differently: not judged
 
@@ -52,8 +52,10 @@ class QueueObjects:
 
     def authoritative(self, kind: str) -> bool:
         """Whether the cluster file declares objects of this kind: then they are all the cluster has."""
-        docs = self.local_queues if kind == LOCAL_QUEUE else self.by_kind.get(kind, {}).values()
-        return any(id(d) in self.declared for d in docs)
+        return any(k == kind for k, _, _ in self.declared)
+
+    def is_declared(self, doc) -> bool:
+        return (_kind(doc), doc.namespace, doc.name) in self.declared
 
 
 _cache: list = [None]      # (docs, run_docs, cluster, QueueObjects): the objects themselves, compared by identity
@@ -68,7 +70,7 @@ def queue_objects(docs, ctx) -> QueueObjects:
     if got is not None and got[0] is docs and got[1] is ctx.run_docs and got[2] is ctx.cluster:
         return got[3]
     cluster = cluster_objects(ctx)
-    out = QueueObjects(declared={id(d) for d in cluster})
+    out = QueueObjects(declared={(_kind(d), d.namespace, d.name) for d in cluster if d.group == KQ.GROUP})
     for d in list(ctx.pool(docs)) + cluster:
         if d.group != KQ.GROUP or not isinstance(d.data, dict):
             continue
@@ -283,7 +285,7 @@ def _candidates(doc, w: XK.Workload, objs: QueueObjects) -> list[tuple[object, b
     for q in local_queues_for(objs, w.queue, doc.namespace):
         cq = objs.get(CLUSTER_QUEUE, q.get(("spec", "clusterQueue")))
         if cq is not None:
-            known = id(cq) in objs.declared or bool(doc.namespace and q.namespace == doc.namespace)
+            known = objs.is_declared(cq) or bool(doc.namespace and q.namespace == doc.namespace)
             prev = out.get(cq.name)
             out[cq.name] = (cq, known if prev is None else prev[1] and known)
     return list(out.values())
