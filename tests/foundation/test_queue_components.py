@@ -53,7 +53,7 @@ def test_components_and_chart_values_make_the_same_queued_topology_aware_job(ove
     assert w.queue == "training"
     for ps in w.pod_sets:
         assert ps.topology is not None and ps.topology.preferred == BLOCK, ps.name
-        assert ps.topology.group == ("training-job" if "pytorchjob" in components[1] else None)   # one group
+        assert ps.topology.group == "training-job"        # the same annotations on every path
     by_kind = {d.kind: d for d in r.documents}
     if "gang-scheduling/pytorchjob-volcano" in components:
         assert by_kind["PyTorchJob"].data["spec"]["runPolicy"]["schedulingPolicy"] == {"queue": "training"}
@@ -77,5 +77,5 @@ def test_the_runtime_keeps_its_pod_metadata_when_the_request_is_copied_in(overla
     rt = next(d for d in r.documents if d.kind == "ClusterTrainingRuntime").data
     job = rt["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]
     assert job["metadata"]["labels"] == {"trainer.kubeflow.org/trainjob-ancestor-step": "trainer"}
-    assert job["spec"]["template"]["metadata"] == {"annotations": {PREFERRED: BLOCK}}
-    assert rt["metadata"]["annotations"] == {PREFERRED: BLOCK}      # written once, on the runtime
+    assert job["spec"]["template"]["metadata"] == {"annotations": {PREFERRED: BLOCK, GROUP: "training-job"}}
+    assert rt["metadata"]["annotations"] == {PREFERRED: BLOCK, GROUP: "training-job"}   # written once, on the runtime

@@ -67,15 +67,14 @@ kueue.x-k8s.io/queue-name: {{ . }}
 {{- end }}
 
 {{/* Kueue's topology request on a pod template (scheduling.topology; kdt.operators.kueue):
-required or preferred with its level, or unconstrained; `group` (the PyTorchJob modes) puts the Master and
-the Workers into one podset group, placed in the same domain. Empty when no request. */}}
+required or preferred with its level, in the podset group `training-job` (a PyTorchJob's Master and
+Workers placed in the same domain; the same annotations on every mode, so a job keeps them when it moves
+from one mode to another), or unconstrained. Empty when no request. */}}
 {{- define "trainer.topologyAnnotations" -}}
-{{- $t := (index . 0).Values.scheduling.topology }}{{- $group := index . 1 }}
+{{- $t := .Values.scheduling.topology }}
 {{- if has $t.mode (list "required" "preferred") }}
 kueue.x-k8s.io/podset-{{ $t.mode }}-topology: {{ $t.level }}
-{{- if $group }}
 kueue.x-k8s.io/podset-group-name: training-job
-{{- end }}
 {{- else if eq $t.mode "unconstrained" }}
 kueue.x-k8s.io/podset-unconstrained-topology: "true"
 {{- end }}
