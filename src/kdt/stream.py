@@ -18,6 +18,7 @@ from collections import namedtuple
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import IO, Iterator
 
+from . import versions
 from .documents import _DOC_START as _DOC_START_M, is_blank, load_parts
 from .errors import UsageError
 from .findings import ERROR, Finding
@@ -117,10 +118,11 @@ def decoded_blocks(fh: IO[bytes], name: str, problems: list[Finding]) -> Iterato
 
 
 def _window(args) -> tuple[list[Finding], int, list[Entry]]:
-    window, file, k8s, trainer, ignore_missing, inventory, crds = args
+    window, file, k8s, trainer, ignore_missing, inventory, crds, run_crds, training_operator = args
     docs, problems = load_parts(window, file, check_keys=False)
     found = problems + validate_documents(docs, kubernetes_version=k8s, trainer_version=trainer,
-                                          ignore_missing_schemas=ignore_missing, crds=crds)
+                                          ignore_missing_schemas=ignore_missing, crds=crds, found=run_crds,
+                                          training_operator=training_operator)
     entries = [Entry(d.file, d.index, d.kind, d.name, d.target, d.prefix) for d in docs] if inventory else []
     return found, len(docs), entries
 
@@ -140,13 +142,17 @@ def _windows(blocks: Iterator[str], first: int = WINDOW) -> Iterator[list]:
 
 def validate_stream(lines: Iterator[str], file: str, kubernetes_version: str, trainer_version: str,
                     ignore_missing_schemas: bool = False, inventory: bool = False,
-                    size_hint: int = 0, crds: tuple[str, ...] = ()) -> tuple[list[Finding], int, list[Entry]]:
-    """Every finding of a stream, the number of documents, and (inventory=True) a light record of each."""
+                    size_hint: int = 0, crds: tuple[str, ...] = (), found=None,
+                    training_operator: str = versions.TRAINING_OPERATOR_DEFAULT) -> tuple[list[Finding], int, list[Entry]]:
+    """Every finding of a stream, the number of documents, and (inventory=True) a light record of each.
+
+    `found`: the CRDs of the run (kdt.schemas.crds.RunCrds; a forked worker finds it by its number)."""
     findings: list[Finding] = []
     entries: list[Entry] = []
     count = 0
     jobs = min(os.cpu_count() or 1, MAX_JOBS)
-    opts = (file, kubernetes_version, trainer_version, ignore_missing_schemas, inventory, tuple(crds))
+    opts = (file, kubernetes_version, trainer_version, ignore_missing_schemas, inventory, tuple(crds), found,
+            training_operator)
     if jobs < 2 or size_hint < PARALLEL_FROM:
         for window in _windows(lines):
             f, n, e = _window((window, *opts))
