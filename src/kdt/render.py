@@ -14,7 +14,8 @@ from pathlib import Path
 import yaml_rs
 
 from . import targets as T
-from .documents import Document, is_blank, load_stream, read_text
+from .documents import Document, bad_bytes_finding, is_blank, read_file, read_stream
+from .kubeyaml import APPLY, BOTH
 from .errors import UsageError
 from .findings import ERROR, Finding
 from .paths import display, tool
@@ -30,6 +31,7 @@ class Rendered:
     text: str = ""
     documents: list[Document] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    skipped: int = 0          # a file met walking a folder that holds no Kubernetes object: 1
 
     @property
     def ok(self) -> bool:
@@ -65,7 +67,7 @@ def render_text(target: T.Target, helm_set: tuple[str, ...] = ()) -> tuple[str, 
         for value in helm_set:
             cmd += ["--set", value]
         return _run(cmd, target)
-    _, text = read_text(str(target.path))
+    _, text, _ = read_file(str(target.path))
     return text, None
 
 
@@ -73,8 +75,13 @@ def render(target: T.Target, helm_set: tuple[str, ...] = ()) -> Rendered:
     key = (target.kind, str(target.path), str(target.chart), tuple(helm_set))
     if key in _cache:
         return _cache[key]
+    bad = None
     try:
-        text, failure = render_text(target, tuple(helm_set))
+        if target.kind == T.FILE:
+            _, text, bad = read_file(str(target.path))
+            failure = None
+        else:
+            text, failure = render_text(target, tuple(helm_set))
     except UsageError as exc:
         if target.kind != T.FILE:
             raise
@@ -85,7 +92,17 @@ def render(target: T.Target, helm_set: tuple[str, ...] = ()) -> Rendered:
         out.findings.append(failure)
     else:
         file = target.name if target.kind == T.FILE else f"{target.name} (rendered)"
-        out.documents, out.findings = load_stream(text, file, target=out_target(target))
+        # A file is applied with `kubectl apply -f` or as a kustomize resource (standard input only the first
+        # way); rendered output with `kubectl apply` (kdt.kubeyaml). A file met in a folder walk may be no
+        # manifest at all (skipped, counted); one named must be.
+        stdin = target.kind == T.FILE and str(target.path) == "-"
+        paths = BOTH if target.kind == T.FILE and not stdin else (APPLY,)
+        named = (not target.in_folder) if target.kind == T.FILE else None
+        read = read_stream(text, file, target=out_target(target), paths=paths, named=named)
+        out.documents, out.findings = read.documents, read.findings
+        if bad is not None:
+            out.findings.insert(0, bad_bytes_finding(bad, file, paths))
+        out.skipped = int(bool(read.skipped) and not read.documents and not read.findings)
         if target.kind == T.KUSTOMIZE:
             sources = kustomize_sources(target.path)
             for d in out.documents:
@@ -93,9 +110,10 @@ def render(target: T.Target, helm_set: tuple[str, ...] = ()) -> Rendered:
         elif target.kind == T.HELM:
             for d, src in zip(out.documents, helm_sources(out.documents, target.chart)):
                 d.source = src
-        if not out.documents and not out.findings and not target.in_folder and \
-                (target.kind != T.FILE or is_blank(text)):
-            # kubectl apply refuses it too ("no objects passed to apply").
+        if not out.documents and not out.findings and not out.skipped and not target.in_folder and \
+                (target.kind != T.FILE or (stdin and is_blank(text))):
+            # kubectl apply refuses it too ("no objects passed to apply"); a blank file named is no error
+            # (kubeconform: 0 resources), empty standard input is.
             what = {T.FILE: "input", T.KUSTOMIZE: "kustomization's output", T.HELM: "chart's output"}[target.kind]
             out.findings.append(Finding(ERROR, "input", f"the {what} holds no Kubernetes object", file, target=out_target(target)))
     _cache[key] = out
@@ -141,7 +159,7 @@ def kustomize_sources(folder: Path) -> dict[tuple[str, str], str]:
             return
         try:
             spec = yaml_rs.loads(kfile.read_text(), parse_datetime=False) or {}
-        except (yaml_rs.YAMLDecodeError, OSError):
+        except (yaml_rs.YAMLDecodeError, ValueError, OSError):
             return
         if not isinstance(spec, dict):
             return
@@ -154,7 +172,7 @@ def kustomize_sources(folder: Path) -> dict[tuple[str, str], str]:
             elif p.is_file():
                 try:
                     docs = yaml_rs.loads(p.read_text(), parse_datetime=False)
-                except (yaml_rs.YAMLDecodeError, OSError):
+                except (yaml_rs.YAMLDecodeError, ValueError, OSError):
                     continue
                 for d in docs if isinstance(docs, list) else [docs]:
                     if isinstance(d, dict):

@@ -175,7 +175,10 @@ def from_args(args: list[str]) -> list[Target]:
             continue
         p = Path(arg)
         if not p.exists():
-            raise UsageError(f"{arg}: no such file or folder")
+            # One path that is not there is that path's error (exit 2); the others are still judged
+            # (kubeconform: "... - failed validation: lstat ...: no such file or directory").
+            targets.append(Target(arg, FILE, p))
+            continue
         if p.is_dir():
             found = _walk(p)
             if not found:

@@ -27,10 +27,12 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+import re
 from typing import Iterable
 
 from .apivalidation import dispatch as apivalidation
 from . import kinds as K
+from . import kubeyaml as KY
 from . import schemas, versions
 from .apivalidation import meta as api_meta
 from .documents import Document, normalize_keys
@@ -122,6 +124,82 @@ def _errors(doc: Document, ks: schemas.KindSchema) -> list[Finding]:
     return out
 
 
+def _both_readings(doc: Document, ks: schemas.KindSchema, found: list[Finding]) -> list[Finding]:
+    """The schema findings of a file that `kubectl apply -f` and `kubectl kustomize` read differently
+    (kdt.kubeyaml): what fails only in one reading is an error naming that way of applying the file."""
+    other = dataclasses.replace(doc, data=doc.kustomize, kustomize=None)
+    try:
+        found_k = _schema_errors(other, ks)
+    except (ValueError, TypeError, OverflowError):
+        return found
+    paths_a = {f.path for f in found}
+    paths_k = {f.path for f in found_k}
+    out = []
+    for f in found:
+        out.append(f if f.path in paths_k else _one_way(f, doc, KY.APPLY))
+    out.extend(_one_way(f, doc, KY.KUSTOMIZE) for f in found_k if f.path not in paths_a)
+    return out
+
+
+def _one_way(f: Finding, doc: Document, reader: str) -> Finding:
+    """A schema finding of one reading only, saying which way of applying the file it breaks, and why."""
+    path = _parse_path(f.path)[len(doc.prefix):]
+    mine = _get(doc.data if reader == KY.APPLY else doc.kustomize, path)
+    theirs = _get(doc.kustomize if reader == KY.APPLY else doc.data, path)
+    node = doc.node_at(path)
+    token = getattr(node, "value", None) if node is not None and not isinstance(getattr(node, "value", None), list) else None
+    if token is not None and mine is not _MISSING and not isinstance(mine, (dict, list)):
+        why = f"{reader} reads `{token}` as {_short(mine)}"
+        if reader == KY.APPLY and isinstance(theirs, str):
+            hint = f"; quote it (\"{theirs}\") as kubectl kustomize reads it"
+        elif reader == KY.KUSTOMIZE and isinstance(theirs, bool):
+            hint = f"; write {str(theirs).lower()} as kubectl apply -f reads it"
+        else:
+            hint = f" ({_other(reader)} reads {_short(theirs)})"
+        message = f"{why}: {f.message}{hint}"
+    else:
+        message = f"{reader}: {f.message} (the two ways of applying this file read it differently)"
+    return dataclasses.replace(f, message=message, extra={**f.extra, "refused_by": [reader]})
+
+
+_MISSING = object()
+
+
+def _other(reader: str) -> str:
+    return KY.KUSTOMIZE if reader == KY.APPLY else KY.APPLY
+
+
+def _get(data, path):
+    for part in path:
+        if isinstance(data, dict) and part in data:
+            data = data[part]
+        elif isinstance(data, list) and isinstance(part, int) and 0 <= part < len(data):
+            data = data[part]
+        else:
+            return _MISSING
+    return data
+
+
+_PATH_PART = re.compile(r'\.?([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]')
+
+
+def _parse_path(text: str) -> tuple:
+    """kdt.findings.format_path read back: `spec.containers[0].env["a.b"]` -> ("spec", "containers", 0, "env", "a.b")."""
+    out: list = []
+    for m in _PATH_PART.finditer(text or ""):
+        out.append(m.group(1) if m.group(1) is not None else int(m.group(2)) if m.group(2) is not None else m.group(3))
+    return tuple(out)
+
+
+def supersede(reader: list[Finding], schema: list[Finding]) -> list[Finding]:
+    """The reader's findings without its warnings that two readings differ where a schema finding already
+    says which way of applying the file that difference breaks."""
+    named = {(f.file, f.doc, f.path) for f in schema if f.extra.get("refused_by")}
+    if not named:
+        return reader
+    return [f for f in reader if not (f.extra.get("divergence") and (f.file, f.doc, f.path) in named)]
+
+
 def _crd_rule_findings(doc: Document, release: str) -> list[Finding]:
     """The enums, formats and CEL rules of the release's official CRDs (kdt.schemas.crd_rules)."""
     out = []
@@ -195,6 +273,8 @@ def validate_documents(docs: Iterable[Document], kubernetes_version: str = versi
                 # A value JSON cannot hold (a YAML !!set, say): the API server would refuse it too.
                 findings.append(doc.finding(RULE, f"the object cannot be read as JSON: {exc}"))
                 continue
+        if doc.kustomize is not None:
+            found = _both_readings(doc, ks, found)
         findings.extend(found)
         if ks.origin.startswith("Trainer"):
             findings.extend(_crd_rule_findings(doc, registry.trainer_version))

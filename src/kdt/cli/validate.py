@@ -40,9 +40,10 @@ from .. import findings as F
 from .. import report, schemas, targets, versions
 from ..render import render
 from ..documents import is_blank
+from ..kubeyaml import APPLY, BOTH
 from ..stream import open_blocks, validate_stream
 from ..targets import FILE, target_trainer_version  # noqa: F401  (re-exported)
-from ..validate import RULES, validate_documents
+from ..validate import RULES, supersede, validate_documents
 
 TOOL = "validate"
 
@@ -73,32 +74,40 @@ def main(argv=None) -> int:
     findings: list[F.Finding] = []
     inventory = []
     ndocs = 0
+    skipped = 0
     for t in tlist:
         if t.kind == FILE:
             # A file or standard input is validated as a stream: a bounded window of documents at a time.
+            # Standard input is what `kubectl apply -f -` reads; a file may also be a kustomize resource.
             problems: list[F.Finding] = []
-            lines, size, head = open_blocks(str(t.path), t.name, problems)
+            paths = (APPLY,) if str(t.path) == "-" else BOTH
+            lines, size, head = open_blocks(str(t.path), t.name, problems, paths)
             trainer = args.trainer_version or target_trainer_version(t, head[:targets.MARKER_SPAN]) \
                 or versions.TRAINER_DEFAULT
-            found, n, entries = validate_stream(lines, t.name, k8s, trainer, args.ignore_missing_schemas,
-                                                inventory=args.format == "junit", size_hint=size, crds=crds)
-            problems += found
-            if n == 0 and not problems and not t.in_folder and is_blank(head):
+            got = validate_stream(lines, t.name, k8s, trainer, args.ignore_missing_schemas,
+                                  inventory=args.format == "junit", size_hint=size, crds=crds, paths=paths,
+                                  named=not t.in_folder)
+            problems += got.findings
+            if got.documents == 0 and not problems and str(t.path) == "-" and is_blank(head):
+                # kubeconform: empty standard input fails; a blank file named passes with 0 resources.
                 problems.append(F.Finding(F.ERROR, "input", "the input holds no Kubernetes object", t.name))
+            if got.documents == 0 and got.skipped and not problems:
+                skipped += 1       # a CI config, a values file... met walking a folder
             findings.extend(problems)
-            ndocs += n
-            inventory.extend(entries)
+            ndocs += got.documents
+            inventory.extend(got.entries)
             continue
         rendered = render(t)
-        findings.extend(rendered.findings)
+        skipped += rendered.skipped
         trainer = args.trainer_version or target_trainer_version(t) or versions.TRAINER_DEFAULT
-        findings.extend(validate_documents(rendered.documents, kubernetes_version=k8s, trainer_version=trainer,
-                                           ignore_missing_schemas=args.ignore_missing_schemas, crds=crds))
+        schema = validate_documents(rendered.documents, kubernetes_version=k8s, trainer_version=trainer,
+                                    ignore_missing_schemas=args.ignore_missing_schemas, crds=crds)
+        findings.extend(supersede(rendered.findings, schema) + schema)
         ndocs += len(rendered.documents)
         inventory.extend(rendered.documents)
     with output(args.output) as out:
         report.write(findings, args.format, TOOL, out, documents=ndocs, targets=[t.name for t in tlist],
-                     rules=RULES, inventory=inventory)
+                     rules=RULES, inventory=inventory, skipped=skipped)
     return F.exit_code(findings)
 
 

@@ -28,7 +28,7 @@ def line(f) -> str:
     return " ".join(parts)
 
 
-def write(findings, tool: str, out=sys.stdout, documents: int | None = None, **_):
+def write(findings, tool: str, out=sys.stdout, documents: int | None = None, skipped: int = 0, **_):
     for f in findings:
         print(line(f), file=out)
     errors = sum(1 for f in findings if f.level == "error")
@@ -36,4 +36,6 @@ def write(findings, tool: str, out=sys.stdout, documents: int | None = None, **_
     summary = f"{tool}: {errors} error(s), {warnings} warning(s)"
     if documents is not None:
         summary += f" in {documents} document(s)"
+    if skipped:
+        summary += f"; {skipped} file(s) skipped: no Kubernetes object in them"
     print(summary, file=out)

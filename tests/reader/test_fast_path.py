@@ -1,0 +1,108 @@
+"""The fast tier (yaml-rs) reads only what it reads exactly as kdt.kubeyaml (and so kubectl) does.
+
+kdt.documents sends a document to yaml-rs only when `needs_exact` finds nothing yaml-rs may read
+otherwise; these tests read documents both ways and compare, over every YAML file the repository ships,
+scalars spelt every way the Go resolver distinguishes, and shipped documents mutated at random (fixed seed).
+"""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import yaml
+import yaml_rs
+from yaml._yaml import CParser
+
+from kdt import kubeyaml as K
+from kdt.documents import _chunks, needs_exact
+
+ROOT = Path(__file__).resolve().parents[2]
+SHIPPED = sorted(p for d in ("base", "overlays", "components", "deploy", "charts") for p in (ROOT / d).rglob("*.y*ml")
+                 if "templates" not in p.parts)
+
+
+def _fast(text: str):
+    """What the fast tier makes of `text`: libyaml checks it is well formed, yaml-rs builds the data."""
+    try:
+        CParser(text.encode()).raw_parse()
+        return True, yaml_rs.loads(text, parse_datetime=False)
+    except (yaml.YAMLError, yaml_rs.YAMLDecodeError, ValueError, TypeError, OverflowError, RecursionError):
+        return False, None
+
+
+def _disagreements(texts) -> list[str]:
+    """Texts the fast tier would take (needs_exact says no, yaml-rs reads them) but reads otherwise."""
+    out = []
+    for text in texts:
+        if not text.endswith("\n"):
+            text += "\n"               # as kdt.documents ends every document (kubectl's LineReader does)
+        if needs_exact(text):
+            continue
+        ok, data = _fast(text)
+        if not ok:
+            continue                       # yaml-rs refuses: the exact reader reads it
+        exact = K.read(text)
+        if not exact.ok or exact.problems or exact.data != data or exact.kustomize != data \
+                or _types(exact.data) != _types(data):
+            out.append(f"{text[:200]!r}: yaml-rs {data!r:.120} / kubectl {exact.data!r:.120} "
+                       f"{[p.message for p in exact.problems]}")
+    return out
+
+
+def _types(x):
+    if isinstance(x, dict):
+        return {k: _types(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_types(v) for v in x]
+    return type(x).__name__
+
+
+def test_shipped_documents_read_alike_by_both_tiers():
+    docs = [part for p in SHIPPED for part, _ in _chunks(p.read_text())]
+    assert len(docs) > 80
+    assert _disagreements(docs) == []
+
+
+# Every spelling the Go resolver tells apart (go.yaml.in/yaml/v2 resolve.go), and random tokens of the
+# characters numbers, dates and booleans are made of.
+TOKENS = ["yes", "Yes", "YES", "no", "on", "Off", "y", "N", "true", "False", "null", "~", "0", "-0", "00", "007",
+          "0777", "08", "0o17", "0x1F", "0b101", "-0b11", "1_000", "_1", "1_", "+5", "-5", ".5", "-.5", "5.",
+          "5.0", "5.10", "0.5", "1e3", "1E+3", "1e400", ".inf", "-.Inf", ".NaN", "1:30", "12:30:45", "2001-12-14",
+          "2001-12-14T21:59:43.10Z", "1.2.3", "10.0.0.1", "123456789012345678", "1234567890123456789",
+          "18446744073709551616", "500m", "1Gi", "0.5Gi", "3e4f", "v1", "1d", "-", "--", "+", ".", "0x", "<<"]
+_rng = random.Random(36)
+TOKENS += ["".join(_rng.choice("0123456789+-._eExXoObB:yYnN") for _ in range(_rng.randint(1, 6))) for _ in range(1500)]
+
+
+def test_scalars_of_every_spelling_read_alike_or_go_to_the_exact_reader():
+    texts = []
+    for t in TOKENS:
+        texts += [f"k: {t}\n", f"- {t}\n", f"{t}: v\n", f"k: {{a: {t}}}\n", f"k: [{t}, x]\n", f"k:\n  - {t} # c\n"]
+    found = _disagreements(texts)
+    assert found == [], "\n".join(found)
+
+
+def test_mutated_documents_read_alike_or_go_to_the_exact_reader():
+    rng = random.Random(27)
+    docs = [part for p in SHIPPED for part, _ in _chunks(p.read_text()) if part.strip()]
+    mutated = []
+    for _ in range(1500):
+        text = rng.choice(docs)
+        lines = text.split("\n")
+        i = rng.randrange(len(lines))
+        how = rng.randrange(6)
+        if how == 0:
+            lines[i] = " " + lines[i]                      # indentation off by one
+        elif how == 1:
+            lines[i] = lines[i][1:]
+        elif how == 2 and lines[i]:
+            j = rng.randrange(len(lines[i]))
+            lines[i] = lines[i][:j] + rng.choice(":-[]{},#'\"|>?*&!%@` ") + lines[i][j:]
+        elif how == 3:
+            lines.insert(i, lines[rng.randrange(len(lines))])  # a line twice (a duplicate key, often)
+        elif how == 4 and i + 1 < len(lines):
+            lines[i], lines[i + 1] = lines[i + 1], lines[i]
+        else:
+            lines[i] = lines[i].rstrip() + rng.choice([" x", ": y", " #", "  - z", ":"])
+        mutated += [part for part, _ in _chunks("\n".join(lines))]     # cut again, as the reader would
+    assert _disagreements(mutated) == []
