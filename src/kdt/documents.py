@@ -195,8 +195,6 @@ _DOC_START = re.compile(r"^---", re.MULTILINE)
 # go-yaml reads one document per piece (yaml.Unmarshal): after a `...` line, nothing up to the next `---`.
 _DOC_END = re.compile(r"^\.\.\.[ \t]*(?:#.*)?$", re.MULTILINE)
 _DIRECTIVE = re.compile(r"^%", re.MULTILINE)
-# A document that is only `null` (or `~`): kubectl skips it like an empty one (StreamVisitor.Visit).
-_NULL_DOC = re.compile(r"\A(?:---[^\n]*\n)?(?:[ \t]*(?:#[^\n]*)?\n)*[ \t]*(?:null|Null|NULL|~)?[ \t]*(?:#[^\n]*)?\n?(?:[ \t]*(?:#[^\n]*)?\n?)*\Z")
 
 
 def _chunks(text: str) -> list[tuple[str, int]]:
@@ -362,15 +360,15 @@ class Stream:
     read: list[int] = field(default_factory=list)   # indexes of the documents that hold something, in order
 
 
-def load_stream(text: str, file: str, target: str = "", check_keys: bool = True, paths: tuple = BOTH,
+def load_stream(text: str, file: str, target: str = "", paths: tuple = BOTH,
                 named: bool | None = None) -> tuple[list[Document], list[Finding]]:
     """Every object of a YAML stream (the items of a List each), and the findings that reading produced.
 
     paths: the ways the text is applied (kdt.kubeyaml.BOTH for a file, (APPLY,) for rendered output).
     named: True for a file the user named (a document that is no object is an error, as kubectl says),
     False for a file met walking a folder (such documents are skipped and counted: read_stream), None for
-    a library caller (mappings are returned whatever they hold). `check_keys` is kept for callers; every
-    key is read as kubectl reads it."""
+    a library caller (mappings are returned whatever they hold). Every key is the string kubectl makes of
+    it, or an error where kubectl refuses it."""
     s = read_stream(text, file, target, paths=paths, named=named)
     return s.documents, s.findings
 
@@ -380,17 +378,14 @@ def read_stream(text: str, file: str, target: str = "", paths: tuple = BOTH, nam
     return load_parts(enumerate(_chunks(text)), file, target, paths=paths, named=named)
 
 
-def load_parts(parts, file: str, target: str = "", check_keys: bool = True, paths: tuple = BOTH,
-               named: bool | None = None) -> Stream:
+def load_parts(parts, file: str, target: str = "", paths: tuple = BOTH, named: bool | None = None) -> Stream:
     """read_stream over (index, (document text, line offset)) pairs: a window of a longer stream."""
     out = Stream()
     parts = list(parts)
     if len(parts) == 1 and parts[0][1][0].lstrip()[:1] == "{":
         parts = _json_parts(parts[0], file, target, paths, out.findings)
     for index, (part, offset) in parts:
-        before = len(out.findings)
-        _load_one(part, offset, index, file, target, paths, named, out)
-        if len(out.findings) > before or not is_blank(part) and not _NULL_DOC.match(part):
+        if _load_one(part, offset, index, file, target, paths, named, out):
             out.read.append(index)
     return out
 
@@ -433,24 +428,36 @@ def _json_parts(part: tuple, file: str, target: str, paths: tuple, findings: lis
     return out
 
 
-def _load_one(part: str, offset: int, index: int, file: str, target: str, paths: tuple, named: bool | None,
-              out: Stream) -> None:
-    findings = out.findings
+@dataclass
+class _Part:
+    """One document read: its text as kubectl reads it, data, kustomize's reading, problems (line 0-based)."""
+
+    text: str
+    data: Any = None
+    kustomize: Any = None
+    ok: bool = True
+    # (message, line, col, level, path, refused_by, doc delta): doc delta -1 is the document above
+    problems: list = field(default_factory=list)
+
+
+def _read_part(part: str, paths: tuple) -> _Part:
+    """A document of a stream as kubectl reads it (every check but what depends on the document's use)."""
+    out = _Part(part)
     if len(part) > KY.MAX_DOCUMENT_CHARS:
-        findings.append(_finding(f"a document of {len(part) / 2**20:.0f} MiB: kdt reads documents up to "
-                                 f"{KY.MAX_DOCUMENT_CHARS // 2**20} MiB (the API server takes an object of 3 MiB at most, "
-                                 f"k8s.io/apiserver MaxRequestBodyBytes)", file, index, offset + 1, 1, target))
-        return
+        out.problems.append((f"a document of {len(part) / 2**20:.0f} MiB: kdt reads documents up to "
+                             f"{KY.MAX_DOCUMENT_CHARS // 2**20} MiB (the API server takes an object of 3 MiB at most, "
+                             f"k8s.io/apiserver MaxRequestBodyBytes)", 0, 0, ERROR, (), BOTH, 0))
+        out.ok = False
+        return out
     first_nl = part.find("\n")
     head = part if first_nl < 0 else part[:first_nl]
     if head.startswith("---"):
         rest = head[3:].strip()
         if rest and not rest.startswith("#"):
             # kubectl stops at this line before it hands over the document above it: the error is that one's.
-            findings.append(_finding(f"invalid document separator `{head.strip()[:40]}` below this document: kubectl "
-                                     f"refuses the file here (only a comment may follow --- on its line; "
-                                     f"apimachinery YAMLReader, kyaml splitDocuments)", file, max(index - 1, 0),
-                                     offset + 1, 1, target))
+            out.problems.append((f"invalid document separator `{head.strip()[:40]}` below this document: kubectl "
+                                 f"refuses the file here (only a comment may follow --- on its line; "
+                                 f"apimachinery YAMLReader, kyaml splitDocuments)", 0, 0, ERROR, (), BOTH, -1))
             part = part[first_nl:] if first_nl >= 0 else ""
         elif first_nl >= 0 and part.startswith("\ufeff", first_nl + 1):
             # A byte-order mark opening a document: go-yaml takes it for the encoding's (readerc.go), as kubectl
@@ -462,58 +469,73 @@ def _load_one(part: str, offset: int, index: int, file: str, target: str, paths:
     if end is not None:
         tail = part[end.end():]
         if not is_blank(tail):
-            skipped = tail.count("\n")
-            at = offset + part.count("\n", 0, end.end()) + 1 + (len(tail) - len(tail.lstrip("\n")))
-            findings.append(_finding(f"kubectl reads nothing after `...` up to the next `---`: "
-                                     f"{skipped} line(s) ignored (go-yaml reads one document per piece); "
-                                     f"start a new document with ---", file, index, at, 1, target, level=WARNING,
-                                     refused_by=()))
+            at = part.count("\n", 0, end.end()) + (len(tail) - len(tail.lstrip("\n")))
+            out.problems.append((f"kubectl reads nothing after `...` up to the next `---`: {tail.count(chr(10))} line(s) "
+                                 f"ignored (go-yaml reads one document per piece); start a new document with ---",
+                                 at, 0, WARNING, (), (), 0))
         part = part[:end.end()] + "\n"
+    out.text = part
     directive = _DIRECTIVE.search(part) if ("\n%" in part or part.startswith("%")) else None
     if directive is not None and is_blank(part):
-        line = offset + part.count("\n", 0, directive.start()) + 1
-        findings.append(_finding("a %YAML or %TAG directive with no document after it before the next ---: kubectl "
-                                 "cuts the stream at that --- and refuses the directive alone (did not find expected "
-                                 "<document start>)", file, index, line, 1, target))
-        return
+        out.problems.append(("a %YAML or %TAG directive with no document after it before the next ---: kubectl cuts "
+                             "the stream at that --- and refuses the directive alone (did not find expected "
+                             "<document start>)", part.count("\n", 0, directive.start()), 0, ERROR, (), BOTH, 0))
+        out.ok = False
+        return out
     bad = KY.control_problem(part)
     if bad is not None:
-        findings.append(_finding(bad.message, file, index, offset + bad.line + 1, bad.col + 1, target))
-        return
-    node = None
-    kust = None
-    data = None
-    fast = _CParser is not None and not needs_exact(part)
-    if fast:
+        out.problems.append((bad.message, bad.line, bad.col, ERROR, (), BOTH, 0))
+        out.ok = False
+        return out
+    if _CParser is not None and not needs_exact(part):
         # libyaml (C, events counted, not built) says whether the YAML is well formed, as go-yaml, its
         # translation, does; yaml-rs is more lenient there. yaml-rs then builds the data.
         try:
             _CParser(part.encode()).raw_parse()
-            data = yaml_rs.loads(part, parse_datetime=False)
+            out.data = yaml_rs.loads(part, parse_datetime=False)
+            return out
         except (yaml.YAMLError, yaml_rs.YAMLDecodeError, ValueError, TypeError, OverflowError, RecursionError):
-            fast = False
-    problems: list = []
-    if not fast:
-        r = KY.read(part, paths)
-        problems = [_finding(p.message, file, index, offset + p.line + 1, p.col + 1, target, level=p.level,
-                             path=p.path, refused_by=p.refused_by) for p in r.problems]
-        if not r.ok:
-            findings.extend(problems)
-            return
-        data = r.data
-        kust = r.kustomize if r.kustomize is not r.data else None
-        if r.aliases or len(part) > KY.MAX_OBJECT_BYTES // 3:
-            size = KY.json_size(data)
-            if size > KY.MAX_OBJECT_BYTES:
-                findings.append(_finding(f"the object is {size / 2**20:.1f} MiB as JSON: the API server refuses a "
-                                         f"request body over 3 MiB (k8s.io/apiserver MaxRequestBodyBytes)",
-                                         file, index, offset + 1, 1, target))
-                return
-    if data is None:
+            pass
+    r = KY.read(part, paths)
+    out.problems += [(p.message, p.line, p.col, p.level, p.path, p.refused_by, 0) for p in r.problems]
+    if not r.ok:
+        out.ok = False
+        return out
+    out.data = r.data
+    out.kustomize = r.kustomize if r.kustomize is not r.data else None
+    if r.aliases or len(part) > KY.MAX_OBJECT_BYTES // 3:
+        size = KY.json_size(r.data)
+        if size > KY.MAX_OBJECT_BYTES:
+            out.problems.append((f"the object is {size / 2**20:.1f} MiB as JSON: the API server refuses a request body "
+                                 f"over 3 MiB (k8s.io/apiserver MaxRequestBodyBytes)", 0, 0, ERROR, (), BOTH, 0))
+            out.ok = False
+            out.data = out.kustomize = None
+    return out
+
+
+def load_all(text: str, paths: tuple = BOTH) -> list[Any]:
+    """The data of every document of `text` that kubectl reads, whatever it holds (a kustomization, a patch, a
+    config): bounded like every reading here, with no findings. For the files around the manifests."""
+    out = []
+    for part, _ in _chunks(text):
+        p = _read_part(part, paths)
+        if p.ok and p.data is not None:
+            out.append(p.data)
+    return out
+
+
+def _load_one(part: str, offset: int, index: int, file: str, target: str, paths: tuple, named: bool | None,
+              out: Stream) -> bool:
+    """Read one document into `out`; whether it held anything (an empty or `null` one kubectl skips)."""
+    findings = out.findings
+    read = _read_part(part, paths)
+    problems = [_finding(msg, file, max(index + delta, 0), offset + line + 1, col + 1, target, level=level, path=path,
+                         refused_by=refused) for msg, line, col, level, path, refused, delta in read.problems]
+    data, kust, part = read.data, read.kustomize, read.text
+    if not read.ok or data is None:
         findings.extend(problems)
-        return
-    doc = Document(data=data, index=index, file=file, text=part, line_offset=offset, target=target, _node=node,
-                   kustomize=kust)
+        return bool(problems)
+    doc = Document(data=data, index=index, file=file, text=part, line_offset=offset, target=target, kustomize=kust)
     if named is not None and not (is_manifest(data) or _objects(data)):
         # No Kubernetes object (a CI config, a values file): what one way of applying it says of its keys and
         # scalars is no concern; a document both refuse still is.
@@ -525,25 +547,26 @@ def _load_one(part: str, offset: int, index: int, file: str, target: str, paths:
                                                 "apiVersion (Object 'Kind' is missing); not a Kubernetes object?"))
         else:
             out.skipped += 1
-        return
+        return True
     findings.extend(problems)
     if kust is not None:
         findings.extend(_divergences(doc))
     if not isinstance(data, dict):
         _not_an_object(doc, named, out)
-        return
+        return True
     if named and not (isinstance(data.get("kind"), str) and data["kind"]):
         findings.append(doc.finding("yaml", "missing 'kind' key: kubectl refuses a document without kind "
                                             "(Object 'Kind' is missing)", ["kind"] if "kind" in data else []))
-        return
+        return True
     if named and not (isinstance(data.get("apiVersion"), str) and data["apiVersion"]):
         findings.append(doc.finding("yaml", "missing 'apiVersion' key: kubectl refuses a document without "
                                             "apiVersion", ["apiVersion"] if "apiVersion" in data else []))
-        return
+        return True
     if is_list_kind(data):
         out.documents.extend(_list_items(doc, findings))
-        return
+        return True
     out.documents.append(doc)
+    return True
 
 
 def _objects(data: Any) -> bool:

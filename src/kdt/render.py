@@ -11,10 +11,8 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml_rs
-
 from . import targets as T
-from .documents import Document, bad_bytes_finding, is_blank, read_file, read_stream
+from .documents import Document, bad_bytes_finding, is_blank, load_all, read_file, read_stream
 from .kubeyaml import APPLY, BOTH
 from .errors import UsageError
 from .findings import ERROR, Finding
@@ -158,8 +156,8 @@ def kustomize_sources(folder: Path) -> dict[tuple[str, str], str]:
         if kfile is None:
             return
         try:
-            spec = yaml_rs.loads(kfile.read_text(), parse_datetime=False) or {}
-        except (yaml_rs.YAMLDecodeError, ValueError, OSError):
+            spec = (load_all(kfile.read_text(errors="replace")) or [{}])[0]
+        except OSError:
             return
         if not isinstance(spec, dict):
             return
@@ -171,10 +169,10 @@ def kustomize_sources(folder: Path) -> dict[tuple[str, str], str]:
                 walk(p)
             elif p.is_file():
                 try:
-                    docs = yaml_rs.loads(p.read_text(), parse_datetime=False)
-                except (yaml_rs.YAMLDecodeError, ValueError, OSError):
+                    docs = load_all(p.read_text(errors="replace"))
+                except OSError:
                     continue
-                for d in docs if isinstance(docs, list) else [docs]:
+                for d in docs:
                     if isinstance(d, dict):
                         kind = str(d.get("kind", ""))
                         name = str((d.get("metadata") or {}).get("name", ""))

@@ -16,9 +16,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml_rs
-
 from . import versions
+from .documents import is_manifest_file, load_all
 from .errors import UsageError
 from .paths import ROOT, display
 
@@ -89,8 +88,8 @@ def _component_resources(folder: Path) -> list[Path] | None:
     if kfile is None:
         return None
     try:
-        spec = yaml_rs.loads(kfile.read_text(errors="replace"), parse_datetime=False)
-    except (yaml_rs.YAMLDecodeError, ValueError, OSError):
+        spec = (load_all(kfile.read_text(errors="replace")) or [None])[0]
+    except OSError:
         return None
     if not isinstance(spec, dict) or spec.get("kind") != "Component":
         return None
@@ -111,7 +110,7 @@ def _walk(folder: Path) -> list[Target]:
     for child in sorted(folder.iterdir()):
         if child.is_dir() and child.name not in _SKIP_DIRS:
             out.extend(_walk(child))
-        elif child.is_file() and child.suffix in (".yaml", ".yml"):
+        elif child.is_file() and is_manifest_file(child):
             out.append(Target(display(child), FILE, child, in_folder=True))
     return out
 
@@ -258,8 +257,8 @@ def _kustomization_markers(folder: Path, seen: set) -> set[str]:
         return set()
     try:
         text = kfile.read_text(errors="replace")
-        spec = yaml_rs.loads(text, parse_datetime=False)
-    except (OSError, yaml_rs.YAMLDecodeError, ValueError):
+        spec = (load_all(text) or [None])[0]
+    except OSError:
         return set()
     own = _marker(text, display(kfile))
     if own:

@@ -149,14 +149,17 @@ def _one_way(f: Finding, doc: Document, reader: str) -> Finding:
     node = doc.node_at(path)
     token = getattr(node, "value", None) if node is not None and not isinstance(getattr(node, "value", None), list) else None
     if token is not None and mine is not _MISSING and not isinstance(mine, (dict, list)):
-        why = f"{reader} reads `{token}` as {_short(mine)}"
-        if reader == KY.APPLY and isinstance(theirs, str):
-            hint = f"; quote it (\"{theirs}\") as kubectl kustomize reads it"
+        if reader == KY.APPLY and isinstance(mine, bool) and isinstance(theirs, str):
+            message = f"{reader} reads `{token}` as {_short(mine)} (YAML 1.1): {f.message}; quote it: \"{theirs}\""
         elif reader == KY.KUSTOMIZE and isinstance(theirs, bool):
-            hint = f"; write {str(theirs).lower()} as kubectl apply -f reads it"
+            message = (f"{reader} reads `{token}` as the string {_short(mine)}: {f.message}; "
+                       f"write {str(theirs).lower()}")
+        elif reader == KY.APPLY and isinstance(theirs, str):
+            what = _short(mine) if _short(mine) != token else ("a number" if isinstance(mine, (int, float)) else "null")
+            message = (f"{reader} reads `{token}` as {what}: {f.message}; quote it "
+                       f"({_other(reader)} writes it back as the text \"{theirs}\")")
         else:
-            hint = f" ({_other(reader)} reads {_short(theirs)})"
-        message = f"{why}: {f.message}{hint}"
+            message = f"{reader} reads `{token}` as {_short(mine)}: {f.message} ({_other(reader)} reads {_short(theirs)})"
     else:
         message = f"{reader}: {f.message} (the two ways of applying this file read it differently)"
     return dataclasses.replace(f, message=message, extra={**f.extra, "refused_by": [reader]})
@@ -261,7 +264,7 @@ def validate_documents(docs: Iterable[Document], kubernetes_version: str = versi
         try:
             found = _schema_errors(doc, ks)
         except (ValueError, TypeError, OverflowError):
-            # A mapping key that is not a string (load_stream(check_keys=False) left it): make it
+            # A mapping key that is not a string (data built elsewhere than kdt.documents): make it
             # the string kubectl reads, or report the key kubectl refuses.
             bad = normalize_keys(doc)
             if bad:
