@@ -45,9 +45,9 @@ from .paths import display
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 try:
-    from yaml._yaml import CParser as _CParser
-except ImportError:                      # PyYAML without libyaml: every document goes to the exact reader
-    _CParser = None
+    from yaml._yaml import CParser as _CParser           # libyaml's parser alone
+except ImportError:                                      # PyYAML without libyaml: its pure-Python loader
+    _CParser = _Loader
 
 
 @dataclass
@@ -191,7 +191,14 @@ def _compose_one(text: str) -> Any:
 # apimachinery pkg/util/yaml/decoder.go YAMLReader.Read: a line that starts with `---` ends a document;
 # anything after it but spaces and a comment is an error ("invalid Yaml document separator"). kyaml's
 # splitDocuments (kio/byteio_reader.go) cuts and refuses alike.
-_DOC_START = re.compile(r"^---", re.MULTILINE)
+_MARKER = re.compile(r"\n---")           # a literal first: `re` scans for it in C
+
+
+def doc_starts(text: str) -> list[int]:
+    """Where each line that starts with `---` starts."""
+    return ([0] if text.startswith("---") else []) + [m.start() + 1 for m in _MARKER.finditer(text)]
+
+
 # go-yaml reads one document per piece (yaml.Unmarshal): after a `...` line, nothing up to the next `---`.
 _DOC_END = re.compile(r"^\.\.\.[ \t]*(?:#.*)?$", re.MULTILINE)
 _DIRECTIVE = re.compile(r"^%", re.MULTILINE)
@@ -199,7 +206,7 @@ _DIRECTIVE = re.compile(r"^%", re.MULTILINE)
 
 def _chunks(text: str) -> list[tuple[str, int]]:
     """(document text, line offset) for each `---`-separated part of a stream."""
-    starts = [m.start() for m in _DOC_START.finditer(text)]
+    starts = doc_starts(text)
     if not starts or starts[0] != 0:
         starts.insert(0, 0)
     out = []
@@ -210,7 +217,7 @@ def _chunks(text: str) -> list[tuple[str, int]]:
         out.append((part, line))
         line += part.count("\n")
     # The text before the first `---` holds only comments when the stream starts with a marker after them:
-    # it is no document of its own (a directive there is: kubectl refuses it, see _directive_only).
+    # it is no document of its own (a directive there is: kubectl refuses it alone, see _read_part).
     if len(out) > 1 and is_blank(out[0][0]) and not _DIRECTIVE.search(out[0][0]):
         out.pop(0)
     return out
@@ -227,12 +234,13 @@ def is_blank(part: str) -> bool:
 
 # --- which documents the exact reader reads -------------------------------------------------------------
 # yaml-rs reads YAML 1.2 core scalars, has no merge keys and no limit on block nesting: a document with
-# anything it may read otherwise than kubectl goes to kdt.kubeyaml. The scan is one pass of a pattern whose
-# first character is a class (so that `re` skips to candidates in C), then checks that the candidate starts
-# a token (line start, a space, or a flow indicator before it), then what follows. Over-matching costs
-# only time; a test reads shipped and generated documents both ways and compares.
+# anything it may read otherwise than kubectl goes to kdt.kubeyaml. Over-matching costs only time;
+# tests/reader/test_fast_path.py reads shipped, generated and mutated documents both ways and compares.
 _TE = r"(?=[ \t]*(?:$|#|,|\]|\}|:(?:[ \t]|$)))"         # where a plain scalar ends
 _KEY = r"[ \t]*:(?:[ \t]|$)"                                # ... as a mapping key
+# Tokens: one pass of a pattern whose first character is a class (so that `re` skips to candidates in
+# C), then a check that the candidate starts a token (a line start, a space or a flow indicator before
+# it), then what follows.
 _EXACT = re.compile(
     r"[yYnNoOtTfF~0-9+._&*!?<-](?<![^\s\[{,].)(?:" + "|".join((
         r"(?<=[yYnNoO])(?:|[eE][sS]|[oO]|[nN]|[fF][fF])" + _TE,    # a YAML 1.1 boolean: yes no on off y n
@@ -241,45 +249,89 @@ _EXACT = re.compile(
         r"(?<=\.)(?:inf|Inf|INF|nan|NaN|NAN)" + _TE,
         r"(?<=-)[._+0]",                                           # -.5 -0x1F
         r"(?<=0)[0-9_xXoObB]",                                     # 0777 0x1F 0o7 0b1 0_1 (Go's base prefixes)
-        r"(?<=[0-9-])[0-9]*(?:_|[eE][-+0-9]|:[0-9]|\.[0-9]*0" + _TE + r"|\." + _TE + r"|\.[0-9]+\.)",
+        r"(?<=[0-9-])[0-9.]*[eE][-+0-9]",                          # 1e3, 80.7E1: floats, integral ones ints in JSON
+        r"(?<=[0-9-])[0-9]*(?:_|:[0-9]|\.[0-9]*0" + _TE + r"|\." + _TE + r"|\.[0-9]+\.)",
         r"(?<=[0-9-])[0-9.]*" + _KEY,                              # a number as a key
         r"(?<=[0-9-])[0-9]{18}",                                   # past int64
         r"(?<=[0-9])[0-9a-zA-Z.:+-]*_",                            # Go drops underscores: 4._ is 4.
         r"(?<=[0-9])[0-9]{3}-[0-9]",                               # a date: go-yaml's time.Time
         r"(?<=[&*!])\S",                                           # an anchor, an alias, a tag
         r"(?<=\?)",                                                # a complex key (libyaml: `?x` in flow too)
-        r"(?<=[0-9tTfFnN~.+-])[0-9a-zA-Z.+-]*[ \t]*[,}]",          # a flow mapping's key with no value
-        r"(?<=<)<" + _KEY,                                         # a merge key
+        # a flow mapping's key with no value (`{a: 1, 5}`): a token right after `{` or `,` that ends at `,` or `}`
+        r"(?:(?<=[{,].)|(?<=[{,] .))(?<=[0-9tTfFnN~.+-])[0-9a-zA-Z.+-]*[ \t]*[,}]",
+        r"(?<=<)<",                                                # a merge key (`<<`, a key even without `:`)
     )) + ")", re.MULTILINE)
-# Searched in "\n" + text: a flow collection as a key (a `{{ template }}`), a directive; a block scalar with
-# an explicit indentation.
-_EXACT_LINE = re.compile(r"\n[ \t]*(?:-[ \t]+)*(?:[\[{][^\n]*[\]}]" + _KEY + r"|%)|[|>][-+]?[0-9]")
+# Searched in "\n" + text: a flow collection as a key (a `{{ template }}`), a directive, an empty key.
+_EXACT_LINE = re.compile(r"\n[ \t]*+(?:-[ \t]++)*+(?:[\[{][^\n]*[\]}]" + _KEY + r"|%|:(?:[ \t]|$))", re.MULTILINE)
+# What yaml-rs reads and libyaml and go-yaml refuse (found by fuzzing shipped and public documents, see
+# tests/reader/test_fast_path.py): `:` right before a flow collection's `,` `]` `}`; a token that starts
+# with `:`; a block scalar indicator, `@` or a backquote where a token starts.
+_LENIENT = re.compile(r":[,\]}]|[\[{,\s]:[^\s]|[\[{,][ \t]*[|>@`:]|[ \t][@`]")
 # Tabs; line breaks of YAML 1.1 only (NEL, LS, PS); a BOM inside; an escape libyaml knows and go-yaml not;
 # a `{{ template }}` (a flow mapping as a key).
 _EXACT_CHARS = ("\t", "\u0085", "\u2028", "\u2029", "\ufeff", "\\/", "{{")
 # yaml-rs refuses flow collections nested past ~256 levels but not block ones: a document indented 96
 # columns deep, with 64 `- ` on a line, or with 64 flow collections may nest past kdt.kubeyaml.MAX_DEPTH,
 # which it checks.
-_DEEP = re.compile(r"\n {96}|(?:-[ \t]+){64}")
+_DEEP = re.compile(r"\n {96}")
+_DEEP_DASHES = re.compile(r"(?:-[ \t]+){64}")
 
 
-# An empty block scalar (`k: |` and nothing more indented below): yaml-rs reads "\n", libyaml and go-yaml "".
-_BLOCK_HEADER = re.compile(r"[|>][-+]?[ \t]*(?:#[^\n]*)?\n")
-# Blank lines ending a document: yaml-rs keeps them in a block scalar that ends it; YAML's clip does not.
+# A block scalar's header. yaml-rs reads otherwise one with an explicit indentation, an empty one (`k: |`
+# and nothing more indented below: "\n", where libyaml and go-yaml read ""), and one that ends the
+# document before blank lines.
+_BLOCK_HEADER = re.compile(r"[|>][-+]?(?:[0-9]|[ \t]*(?:#[^\n]*)?\n)")
+_EXPLICIT_INDENT = re.compile(r"[|>][-+]?[0-9]")
 _TRAILING_BLANK = re.compile(r"\n[ \t]*\n\Z")
 _EMPTY_BLOCK = re.compile(r"\n([ \t]*)[^\n]*[|>][-+]?[ \t]*(?:#[^\n]*)?\n(?:[ \t]*\n)*(?!\1[ \t])")
 
 
-def needs_exact(part: str) -> bool:
-    """Whether yaml-rs could read `part` otherwise than kubectl (then kdt.kubeyaml reads it)."""
-    if _EXACT.search(part) is not None or _EXACT_LINE.search("\n" + part) is not None:
+# The characters the rarer checks start from, with the control characters (kdt.kubeyaml.CONTROL): one
+# pass over a document that has none of them (most have none) skips those checks.
+_RARE = re.compile(r"[^\n\r\x20-\x3d\x3f-\x5b\x5d-\x7b\x7d\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd"
+                   r"\U00010000-\U0010ffff]")
+
+
+def fast_read(part: str) -> tuple[bool, Any]:
+    """(True, data) of a document needs_exact passed, read by yaml-rs; (False, None) when the exact reader
+    must read it (to say where it is wrong, or because kustomize reads it otherwise)."""
+    try:
+        if "[" in part or "{" in part:
+            # yaml-rs reads flow collections more leniently than libyaml and go-yaml (`{a: |x}`, `[b:?]`):
+            # libyaml, in C, counting events without building them, says whether they are well formed.
+            _CParser(part).raw_parse() if hasattr(_CParser, "raw_parse") else _Loader(part).get_single_node()
+        data = yaml_rs.loads(part, parse_datetime=False)
+    except (yaml.YAMLError, yaml_rs.YAMLDecodeError, ValueError, TypeError, OverflowError, RecursionError):
+        return False, None
+    # kustomize writes annotations back as text: a value that is no string is read otherwise there
+    meta = data.get("metadata") if isinstance(data, dict) else None
+    ann = meta.get("annotations") if isinstance(meta, dict) else None
+    if isinstance(ann, dict) and not all(isinstance(v, str) for v in ann.values()):
+        return False, None
+    if isinstance(data, dict) and isinstance(data.get("items"), list) and any(
+            isinstance(i, dict) and isinstance(i.get("metadata"), dict)
+            and isinstance(i["metadata"].get("annotations"), dict)
+            and not all(isinstance(v, str) for v in i["metadata"]["annotations"].values()) for i in data["items"]):
+        return False, None
+    return True, data
+
+
+def needs_exact(part: str, rare: bool = True) -> bool:
+    """Whether yaml-rs could read `part` otherwise than kubectl (then kdt.kubeyaml reads it); rare=False:
+    `part` has none of the characters _RARE finds."""
+    nl = "\n" + part
+    if _EXACT.search(part) is not None or _EXACT_LINE.search(nl) is not None or _LENIENT.search(part) is not None:
         return True
-    if _BLOCK_HEADER.search(part) is not None and (_EMPTY_BLOCK.search("\n" + part + "\n") is not None
-                                                   or _TRAILING_BLANK.search(part) is not None):
+    if "{{" in part or part.count("[") + part.count("{") >= 64 or _DEEP.search(nl) is not None \
+            or ("- - - -" in part and _DEEP_DASHES.search(part) is not None):
         return True
-    if any(c in part for c in _EXACT_CHARS):
+    if not rare or _RARE.search(part) is None:
+        return False
+    header = _BLOCK_HEADER.search(part)
+    if header is not None and (_EXPLICIT_INDENT.search(part, header.start()) is not None
+                               or _EMPTY_BLOCK.search(nl + "\n") is not None or _TRAILING_BLANK.search(part) is not None):
         return True
-    return part.count("[") + part.count("{") >= 64 or _DEEP.search(part) is not None
+    return any(c in part for c in _EXACT_CHARS)
 
 
 # --- keys ------------------------------------------------------------------------------------------------
@@ -482,20 +534,17 @@ def _read_part(part: str, paths: tuple) -> _Part:
                              "<document start>)", part.count("\n", 0, directive.start()), 0, ERROR, (), BOTH, 0))
         out.ok = False
         return out
-    bad = KY.control_problem(part)
+    rare = _RARE.search(part) is not None
+    bad = KY.control_problem(part) if rare else None
     if bad is not None:
         out.problems.append((bad.message, bad.line, bad.col, ERROR, (), BOTH, 0))
         out.ok = False
         return out
-    if _CParser is not None and not needs_exact(part):
-        # libyaml (C, events counted, not built) says whether the YAML is well formed, as go-yaml, its
-        # translation, does; yaml-rs is more lenient there. yaml-rs then builds the data.
-        try:
-            _CParser(part.encode()).raw_parse()
-            out.data = yaml_rs.loads(part, parse_datetime=False)
+    if not needs_exact(part, rare):
+        ok, data = fast_read(part)
+        if ok:
+            out.data = data
             return out
-        except (yaml.YAMLError, yaml_rs.YAMLDecodeError, ValueError, TypeError, OverflowError, RecursionError):
-            pass
     r = KY.read(part, paths)
     out.problems += [(p.message, p.line, p.col, p.level, p.path, p.refused_by, 0) for p in r.problems]
     if not r.ok:
@@ -513,12 +562,16 @@ def _read_part(part: str, paths: tuple) -> _Part:
     return out
 
 
-def load_all(text: str, paths: tuple = BOTH) -> list[Any]:
+def load_all(text: str, paths: tuple = BOTH, errors: list[str] | None = None) -> list[Any]:
     """The data of every document of `text` that kubectl reads, whatever it holds (a kustomization, a patch, a
-    config): bounded like every reading here, with no findings. For the files around the manifests."""
+    config): bounded like every reading here. For the files around the manifests; `errors` gets a line
+    (`LINE:COL: message`) for each error where the caller wants them."""
     out = []
-    for part, _ in _chunks(text):
+    for part, offset in _chunks(text):
         p = _read_part(part, paths)
+        if errors is not None:
+            errors.extend(f"{offset + line + 1}:{col + 1}: {msg}" for msg, line, col, level, _, refused, _ in p.problems
+                          if level == ERROR and set(refused) & set(paths))
         if p.ok and p.data is not None:
             out.append(p.data)
     return out

@@ -244,6 +244,8 @@ def key_string(key: Any) -> str | None:
 # --- the reader ---------------------------------------------------------------------------------------
 @dataclass
 class Problem:
+    """Something a reader refuses (or, level warning, reads otherwise), located in the document's text."""
+
     message: str
     line: int                      # 0-based, in the document's text
     col: int                       # 0-based
@@ -254,6 +256,8 @@ class Problem:
 
 @dataclass
 class Read:
+    """One document as the readers read it."""
+
     data: Any = None               # the object as `kubectl apply -f` reads it (None: none, or refused)
     kustomize: Any = None          # as `kubectl kustomize` reads it: the same object where they agree
     problems: list[Problem] = field(default_factory=list)
@@ -262,6 +266,8 @@ class Read:
 
 
 class _Stop(Exception):
+    """A problem that ends the reading of the document."""
+
     def __init__(self, problem: Problem):
         self.problem = problem
 
@@ -298,6 +304,8 @@ def _is_annotations(path: tuple) -> bool:
 
 
 class _Reader:
+    """go-yaml's decoder over libyaml's events: both readings at once, go-yaml's counts and limits."""
+
     def __init__(self, text: str, paths: tuple):
         self.text, self.paths = text, paths
         self.kustomize = KUSTOMIZE in paths
@@ -313,11 +321,6 @@ class _Reader:
         if set(problem.refused_by) & set(self.paths):
             self.problems.append(problem)
 
-    def hard(self, problem: Problem) -> None:
-        if set(problem.refused_by) & set(self.paths) or problem.refused_by == BOTH:
-            raise _Stop(problem)
-        self.problems.append(problem)
-
     # scalars ------------------------------------------------------------------------------------------
     def scalar(self, ev: ScalarEvent) -> _Value:
         mark = ev.start_mark
@@ -327,8 +330,8 @@ class _Reader:
         tag = STR if ev.tag == "!" else ev.tag        # the non-specific tag `!`: a string
         if ev.style == '"' and "\\/" in self.text[mark.index:ev.end_mark.index]:
             # libyaml reads `\/`; go-yaml v2.4.4 and v3.0.4 do not (scannerc.go: "found unknown escape character").
-            self.hard(Problem("found unknown escape character `\\/` in a double-quoted string: kubectl refuses "
-                              "it (go-yaml has no such escape; write `/`)", line, col))
+            raise _Stop(Problem("found unknown escape character `\\/` in a double-quoted string: kubectl refuses "
+                                "it (go-yaml has no such escape; write `/`)", line, col))
         if tag is None and not plain:
             return _Value(value, value, 1, value, tag=STR, line=line, col=col)
         try:

@@ -19,7 +19,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from typing import IO, Iterator, NamedTuple
 
 from . import kubeyaml as KY
-from .documents import _DIRECTIVE, _DOC_START as _DOC_START_M, bad_bytes_finding, is_blank, load_parts
+from .documents import _DIRECTIVE, bad_bytes_finding, doc_starts, is_blank, load_parts
 from .findings import ERROR, Finding
 from .validate import supersede, validate_documents
 
@@ -57,8 +57,7 @@ def parts(blocks: Iterator[str]) -> Iterator[tuple[int, tuple[str, int]]]:
     for block in blocks:
         pos = 0
         at = line_no                           # line number of block[pos]
-        for m in _DOC_START_M.finditer(block):
-            s = m.start()
+        for s in doc_starts(block):
             if s == 0 and line_no == 0 and not carry:
                 continue                       # the stream starts with a marker
             item = emit("".join(carry) + block[pos:s], start)
