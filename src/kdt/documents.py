@@ -245,36 +245,54 @@ _EXACT = re.compile(
     r"[yYnNoOtTfF~0-9+._&*!?<-](?<![^\s\[{,].)(?:" + "|".join((
         r"(?<=[yYnNoO])(?:|[eE][sS]|[oO]|[nN]|[fF][fF])" + _TE,    # a YAML 1.1 boolean: yes no on off y n
         r"(?<=[tTfFnN~])(?:rue|RUE|alse|ALSE|ull|ULL|)" + _KEY,     # a boolean or null as a key
-        r"(?<=[+._])[0-9._]",                                      # +5 .5 _1 +.5
+        r"(?<=\+)[0-9._]|(?<=\.)[0-9]|(?<=_)[0-9._]",                # +5 +.5 .5, and _1 (yaml-rs reads 1)
         r"(?<=\.)(?:inf|Inf|INF|nan|NaN|NAN)" + _TE,
         r"(?<=-)[._+0]",                                           # -.5 -0x1F
         r"(?<=0)[0-9_xXoObB]",                                     # 0777 0x1F 0o7 0b1 0_1 (Go's base prefixes)
         r"(?<=[0-9-])[0-9.]*[eE][-+0-9]",                          # 1e3, 80.7E1: floats, integral ones ints in JSON
-        r"(?<=[0-9-])[0-9]*(?:_|:[0-9]|\.[0-9]*0" + _TE + r"|\." + _TE + r"|\.[0-9]+\.)",
+        r"(?<=[0-9-])[0-9]*(?:_|\.[0-9]*0" + _TE + r"|\." + _TE + r")",  # 1_000, 30.0, 30.
         r"(?<=[0-9-])[0-9.]*" + _KEY,                              # a number as a key
         r"(?<=[0-9-])[0-9]{18}",                                   # past int64
         r"(?<=[0-9])[0-9a-zA-Z.:+-]*_",                            # Go drops underscores: 4._ is 4.
         r"(?<=[0-9])[0-9]{3}-[0-9]",                               # a date: go-yaml's time.Time
-        r"(?<=[&*!])\S",                                           # an anchor, an alias, a tag
-        r"(?<=\?)",                                                # a complex key (libyaml: `?x` in flow too)
-        # a flow mapping's key with no value (`{a: 1, 5}`): a token right after `{` or `,` that ends at `,` or `}`
-        r"(?:(?<=[{,].)|(?<=[{,] .))(?<=[0-9tTfFnN~.+-])[0-9a-zA-Z.+-]*[ \t]*[,}]",
+        r"(?<=[&*!])(?:\S|(?<=!)(?=\s))",                           # an anchor, an alias, a tag (yaml-rs takes
+                                                                   # names libyaml refuses: `&@`)
+        r"(?<=\?)(?:[ \t]|$)|(?<=[\[{,]\?)|(?<=[\[{,] \?)|(?<=[\[{,]  \?)",  # a complex key; `?x` in flow
+        # a flow mapping's entry with no `:` whose key is no string (`{a: 1, 5}`, `{true}`)
+        r"(?:(?<=[{,].)|(?<=[{,] .)|(?<=[{,]  .))(?:(?:(?<=[0-9])|(?<=[-+.])(?=[0-9.]))[^\s:,\]}]*|(?<=~)|(?<=[tT])(?:rue|RUE)"
+        r"|(?<=[fF])(?:alse|ALSE)|(?<=[nN])(?:ull|ULL))[ \t]*[,}]",
         r"(?<=<)<",                                                # a merge key (`<<`, a key even without `:`)
     )) + ")", re.MULTILINE)
-# Searched in "\n" + text: a flow collection as a key (a `{{ template }}`), a directive, an empty key.
-_EXACT_LINE = re.compile(r"\n[ \t]*+(?:-[ \t]++)*+(?:[\[{][^\n]*[\]}]" + _KEY + r"|%|:(?:[ \t]|$))", re.MULTILINE)
-# What yaml-rs reads and libyaml and go-yaml refuse (found by fuzzing shipped and public documents, see
-# tests/reader/test_fast_path.py): `:` right before a flow collection's `,` `]` `}`; a token that starts
-# with `:`; a block scalar indicator, `@` or a backquote where a token starts.
-_LENIENT = re.compile(r":[,\]}]|[\[{,\s]:[^\s]|[\[{,][ \t]*[|>@`:]|[ \t][@`]")
+# Searched in "\n" + text: a flow collection as a key (a `{{ template }}`), a directive, an empty key,
+# `@` or a backquote starting a line's token.
+_EXACT_LINE = re.compile(r"\n[ \t]*+(?:-[ \t]++)*+(?:[\[{][^\n]*[\]}]" + _KEY + r"|%|:(?:[ \t]|$)|[@`])", re.MULTILINE)
+# What yaml-rs reads and libyaml and go-yaml refuse outside flow collections (found by fuzzing shipped
+# and public documents, tests/reader/test_fast_path.py): `@` or a backquote starting a token (after `: `,
+# `- `, a flow indicator, or a line's indentation, above). (Inside
+# flow collections there is more, `{a: |x}`, `[b:?]`: fast_read has libyaml check those documents.)
+_LENIENT = re.compile(r"[@`](?:(?<=: .)|(?<=- .)|(?<=[\[{,].)|(?<=[\[{,] .))")
 # Tabs; line breaks of YAML 1.1 only (NEL, LS, PS); a BOM inside; an escape libyaml knows and go-yaml not;
 # a `{{ template }}` (a flow mapping as a key).
 _EXACT_CHARS = ("\t", "\u0085", "\u2028", "\u2029", "\ufeff", "\\/", "{{")
-# yaml-rs refuses flow collections nested past ~256 levels but not block ones: a document indented 96
-# columns deep, with 64 `- ` on a line, or with 64 flow collections may nest past kdt.kubeyaml.MAX_DEPTH,
-# which it checks.
+# yaml-rs refuses flow collections nested past ~256 levels, reads block ones as deep as kdt's size limit
+# allows (4,900 levels) but crashes on 100,000 `- ` on one line: a line of 64 of them goes to the exact
+# reader, and fast_read measures the depth of a document indented 96 columns deep or with 64 flow
+# collections (a large CRD, mostly) against kdt.kubeyaml.MAX_DEPTH.
 _DEEP = re.compile(r"\n {96}")
 _DEEP_DASHES = re.compile(r"(?:-[ \t]+){64}")
+
+
+def _deeper_than(data: Any, limit: int) -> bool:
+    stack = [(data, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(node, dict):
+            stack.extend((v, depth + 1) for v in node.values() if isinstance(v, (dict, list)))
+        elif isinstance(node, list):
+            stack.extend((v, depth + 1) for v in node if isinstance(v, (dict, list)))
+    return False
 
 
 # A block scalar's header. yaml-rs reads otherwise one with an explicit indentation, an empty one (`k: |`
@@ -296,13 +314,19 @@ def fast_read(part: str) -> tuple[bool, Any]:
     """(True, data) of a document needs_exact passed, read by yaml-rs; (False, None) when the exact reader
     must read it (to say where it is wrong, or because kustomize reads it otherwise)."""
     try:
-        if "[" in part or "{" in part:
-            # yaml-rs reads flow collections more leniently than libyaml and go-yaml (`{a: |x}`, `[b:?]`):
-            # libyaml, in C, counting events without building them, says whether they are well formed.
-            _CParser(part).raw_parse() if hasattr(_CParser, "raw_parse") else _Loader(part).get_single_node()
-        data = yaml_rs.loads(part, parse_datetime=False)
-    except (yaml.YAMLError, yaml_rs.YAMLDecodeError, ValueError, TypeError, OverflowError, RecursionError):
+        data = yaml_rs.loads(part, parse_datetime=False)       # refuses flow nesting past ~256 levels
+    except (yaml_rs.YAMLDecodeError, ValueError, TypeError, OverflowError, RecursionError):
         return False, None
+    if (part.count("[") + part.count("{") >= 64 or _DEEP.search("\n" + part) is not None) \
+            and _deeper_than(data, KY.MAX_DEPTH):
+        return False, None            # the exact reader says where
+    if "[" in part or "{" in part:
+        # yaml-rs reads flow collections more leniently than libyaml and go-yaml (`{a: |x}`, `[b:?]`):
+        # libyaml, in C, counting events without building them, says whether they are well formed.
+        try:
+            _CParser(part).raw_parse() if hasattr(_CParser, "raw_parse") else _Loader(part).get_single_node()
+        except yaml.YAMLError:
+            return False, None
     # kustomize writes annotations back as text: a value that is no string is read otherwise there
     meta = data.get("metadata") if isinstance(data, dict) else None
     ann = meta.get("annotations") if isinstance(meta, dict) else None
@@ -322,8 +346,7 @@ def needs_exact(part: str, rare: bool = True) -> bool:
     nl = "\n" + part
     if _EXACT.search(part) is not None or _EXACT_LINE.search(nl) is not None or _LENIENT.search(part) is not None:
         return True
-    if "{{" in part or part.count("[") + part.count("{") >= 64 or _DEEP.search(nl) is not None \
-            or ("- - - -" in part and _DEEP_DASHES.search(part) is not None):
+    if "{{" in part or ("- - - -" in part and _DEEP_DASHES.search(part) is not None):
         return True
     if not rare or _RARE.search(part) is None:
         return False

@@ -62,13 +62,18 @@ TOKENS = ["yes", "Yes", "YES", "no", "on", "Off", "y", "N", "true", "False", "nu
           "18446744073709551616", "500m", "1Gi", "0.5Gi", "3e4f", "v1", "1d", "-", "--", "+", ".", "0x", "<<"]
 _rng = random.Random(36)
 TOKENS += ["".join(_rng.choice("0123456789+-._eExXoObB:yYnN") for _ in range(_rng.randint(1, 6))) for _ in range(1500)]
+TOKENS += ["".join(_rng.choice("0123456789+-._eExXoObB:yYnNtTfFaA ~#,[]{}&*!?<>|%@`'\"\\") for _ in range(_rng.randint(1, 7)))
+           for _ in range(1500)]
 
 
 def test_scalars_of_every_spelling_read_alike_or_go_to_the_exact_reader():
     texts = []
     for t in TOKENS:
-        texts += [f"k: {t}\n", f"- {t}\n", f"{t}: v\n", f"k: {{a: {t}}}\n", f"k: [{t}, x]\n", f"k:\n  - {t} # c\n"]
-    found = _disagreements(texts)
+        texts += [f"k: {t}\n", f"- {t}\n", f"{t}: v\n", f"k: {{a: {t}}}\n", f"k: [{t}, x]\n", f"k:\n  - {t} # c\n",
+                  f"k: {{{t}, a: 1}}\n", f"k: {{ {t} , a: 1}}\n"]
+    # A list or a mapping as the key of a flow mapping's entry with no `:` (`{[], a: 1}`) stays yaml-rs's:
+    # kubectl refuses it, and validate's key check says so (kdt.validate, normalize_keys).
+    found = [x for x in _disagreements(texts) if "mapping key is a list" not in x and "mapping key is a mapping" not in x]
     assert found == [], "\n".join(found)
 
 
