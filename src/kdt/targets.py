@@ -142,8 +142,8 @@ def build_inputs(folder: Path) -> set[Path]:
     and env files, the configs of its replacements, transformers, generators and validators, its openapi."""
     kfile = next((folder / f for f in KUSTOMIZATION_FILES if (folder / f).is_file()), None)
     try:
-        spec = yaml_rs.loads(kfile.read_text(errors="replace"), parse_datetime=False) if kfile else None
-    except (yaml_rs.YAMLDecodeError, ValueError, OSError):
+        spec = (load_all(kfile.read_text(errors="replace")) or [None])[0] if kfile else None
+    except OSError:
         return set()
     if not isinstance(spec, dict):
         return set()
