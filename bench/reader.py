@@ -34,6 +34,7 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests" / "reader"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+import cases as C  # noqa: E402
 import differential as D  # noqa: E402
 import oracle  # noqa: E402
 from repos import checkout, missing  # noqa: E402
@@ -91,27 +92,9 @@ def documents() -> list[tuple[str, str]]:
     return out
 
 
-def mutate(text: str, rng: random.Random) -> str:
-    lines = text.split("\n")
-    i = rng.randrange(len(lines))
-    how = rng.randrange(5)
-    if how == 0:
-        lines[i] = " " + lines[i]
-    elif how == 1:
-        lines[i] = lines[i][1:]
-    elif how == 2 and lines[i]:
-        j = rng.randrange(len(lines[i]))
-        lines[i] = lines[i][:j] + rng.choice(":-[]{},#'\"|>?*&!%@` ") + lines[i][j:]
-    elif how == 3:
-        lines.insert(i, lines[rng.randrange(len(lines))])
-    elif i + 1 < len(lines):
-        lines[i], lines[i + 1] = lines[i + 1], lines[i]
-    return "\n".join(lines)
-
-
 def fuzz(docs, n: int, seed: int) -> None:
     rng = random.Random(seed)
-    picked = [mutate(rng.choice(docs)[1], rng) for _ in range(n)]
+    picked = [C.mutate(rng.choice(docs)[1], rng) for _ in range(n)]
     with tempfile.TemporaryDirectory() as tmp:
         files = []
         for i, text in enumerate(picked):

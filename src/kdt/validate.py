@@ -144,8 +144,9 @@ def _both_readings(doc: Document, ks: schemas.KindSchema, found: list[Finding]) 
 def _one_way(f: Finding, doc: Document, reader: str) -> Finding:
     """A schema finding of one reading only, saying which way of applying the file it breaks, and why."""
     path = _parse_path(f.path)[len(doc.prefix):]
-    mine = _get(doc.data if reader == KY.APPLY else doc.kustomize, path)
-    theirs = _get(doc.kustomize if reader == KY.APPLY else doc.data, path)
+    kust = dataclasses.replace(doc, data=doc.kustomize, kustomize=None)
+    mine = (doc if reader == KY.APPLY else kust).get(path, _MISSING)
+    theirs = (kust if reader == KY.APPLY else doc).get(path, _MISSING)
     node = doc.node_at(path)
     token = getattr(node, "value", None) if node is not None and not isinstance(getattr(node, "value", None), list) else None
     if token is not None and mine is not _MISSING and not isinstance(mine, (dict, list)):
@@ -170,17 +171,6 @@ _MISSING = object()
 
 def _other(reader: str) -> str:
     return KY.KUSTOMIZE if reader == KY.APPLY else KY.APPLY
-
-
-def _get(data, path):
-    for part in path:
-        if isinstance(data, dict) and part in data:
-            data = data[part]
-        elif isinstance(data, list) and isinstance(part, int) and 0 <= part < len(data):
-            data = data[part]
-        else:
-            return _MISSING
-    return data
 
 
 _PATH_PART = re.compile(r'\.?([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]')

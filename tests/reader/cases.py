@@ -278,3 +278,25 @@ case("long-line", cm("  k: \"" + "x" * (1 << 20) + "\"\n"), "a 1 MiB line")
 case("long-plain", cm("  k: " + "y" * (1 << 20) + "\n"), "a 1 MiB plain scalar")
 case("long-key", cm("  " + "k" * 2000 + ": v\n"), "a 2,000-character implicit key")
 case("many-docs", "".join(cm(f"  k: v{i}\n", f"c{i}") + "---\n" for i in range(200)), "200 documents")
+
+
+def mutate(text: str, rng) -> str:
+    """`text` with one slip an editor makes: an indentation off by one, a character inserted, a line doubled
+    or two swapped, something appended to a line (the fast tier's test and bench/reader.py use it)."""
+    lines = text.split("\n")
+    i = rng.randrange(len(lines))
+    how = rng.randrange(6)
+    if how == 0:
+        lines[i] = " " + lines[i]
+    elif how == 1:
+        lines[i] = lines[i][1:]
+    elif how == 2 and lines[i]:
+        j = rng.randrange(len(lines[i]))
+        lines[i] = lines[i][:j] + rng.choice(":-[]{},#'\"|>?*&!%@` ") + lines[i][j:]
+    elif how == 3:
+        lines.insert(i, lines[rng.randrange(len(lines))])     # a line twice (a duplicate key, often)
+    elif how == 4 and i + 1 < len(lines):
+        lines[i], lines[i + 1] = lines[i + 1], lines[i]
+    else:
+        lines[i] = lines[i].rstrip() + rng.choice([" x", ": y", " #", "  - z", ":"])
+    return "\n".join(lines)

@@ -10,6 +10,7 @@ import random
 from pathlib import Path
 
 
+from cases import mutate
 from kdt import kubeyaml as K
 from kdt.documents import _chunks, fast_read, needs_exact
 
@@ -82,24 +83,7 @@ def test_mutated_documents_read_alike_or_go_to_the_exact_reader():
     docs = [part for p in SHIPPED for part, _ in _chunks(p.read_text()) if part.strip()]
     mutated = []
     for _ in range(1500):
-        text = rng.choice(docs)
-        lines = text.split("\n")
-        i = rng.randrange(len(lines))
-        how = rng.randrange(6)
-        if how == 0:
-            lines[i] = " " + lines[i]                      # indentation off by one
-        elif how == 1:
-            lines[i] = lines[i][1:]
-        elif how == 2 and lines[i]:
-            j = rng.randrange(len(lines[i]))
-            lines[i] = lines[i][:j] + rng.choice(":-[]{},#'\"|>?*&!%@` ") + lines[i][j:]
-        elif how == 3:
-            lines.insert(i, lines[rng.randrange(len(lines))])  # a line twice (a duplicate key, often)
-        elif how == 4 and i + 1 < len(lines):
-            lines[i], lines[i + 1] = lines[i + 1], lines[i]
-        else:
-            lines[i] = lines[i].rstrip() + rng.choice([" x", ": y", " #", "  - z", ":"])
-        mutated += [part for part, _ in _chunks("\n".join(lines))]     # cut again, as the reader would
+        mutated += [part for part, _ in _chunks(mutate(rng.choice(docs), rng))]    # cut again, as the reader would
     # and characters inserted or deleted anywhere, a few at a time
     chars = ":-[]{},#'\"|>?*&!%@` \t\n\\x0123456789yn_."
     for _ in range(1500):
