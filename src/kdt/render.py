@@ -3,11 +3,19 @@
 A rendered document remembers its target and, where it can be known, the source
 file it came from (helm's `# Source:` lines; for kustomize, the resource file
 in the overlay's tree that declares the same kind and name).
+
+Targets render in parallel, one kubectl or helm at a time per core (`render_all`,
+`jobs`), and a folder renders once per run whatever path or symbolic link names
+it and however many threads ask for it at once (`render` is memoized by the real
+path, and a second caller waits for the first).
 """
 from __future__ import annotations
 
+import os
 import re
 import subprocess
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,11 +45,43 @@ class Rendered:
 
 
 _cache: dict[tuple, Rendered] = {}
+_pending: dict[tuple, threading.Event] = {}
+_lock = threading.Lock()
+
+
+def cores() -> int:
+    """The cores this process may run on (its CPU affinity, not the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _key(target: T.Target, helm_set: tuple) -> tuple:
+    def real(p) -> str:
+        if p is None or str(p) == "-":
+            return str(p)
+        try:
+            return str(Path(p).resolve())
+        except (OSError, RuntimeError):
+            return str(p)
+    return (target.kind, real(target.path), real(target.chart), tuple(helm_set))
+
+
+# kubectl and helm are Go programs that live for one render: their garbage collector at GOGC=400 (the Go
+# runtime's default is 100) spends about a third less CPU on a large render (kubernetes-sigs/kueue's
+# config/default, 1.7 MB: 0.62 to 0.42 s of user time, peak memory 130 to 210 MB, measured here) and changes
+# nothing in the output. A GOGC the user set is kept.
+_GO_ENV = {"GOGC": "400"}
+
+
+def _env() -> dict:
+    return {**_GO_ENV, **os.environ}
 
 
 def _run(cmd: list[str], target: T.Target, cwd: Path | None = None) -> tuple[str, Finding | None]:
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, cwd=cwd)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, cwd=cwd, env=_env())
     except FileNotFoundError:
         raise UsageError(f"{cmd[0]}: not found; run `make venv` to bootstrap the project's tools") from None
     except subprocess.TimeoutExpired:
@@ -70,9 +110,32 @@ def render_text(target: T.Target, helm_set: tuple[str, ...] = ()) -> tuple[str, 
 
 
 def render(target: T.Target, helm_set: tuple[str, ...] = ()) -> Rendered:
-    key = (target.kind, str(target.path), str(target.chart), tuple(helm_set))
-    if key in _cache:
-        return _cache[key]
+    """The target rendered and read, once per run (thread-safe: a second caller of the same target waits)."""
+    key = _key(target, helm_set)
+    with _lock:
+        if key in _cache:
+            return _cache[key]
+        event = _pending.get(key)
+        owner = event is None
+        if owner:
+            event = _pending[key] = threading.Event()
+    if not owner:
+        event.wait()
+        with _lock:
+            done = _cache.get(key)
+        return done if done is not None else render(target, helm_set)
+    try:
+        out = _render(target, tuple(helm_set))
+        with _lock:
+            _cache[key] = out
+    finally:
+        with _lock:
+            _pending.pop(key, None)
+        event.set()
+    return out
+
+
+def _render(target: T.Target, helm_set: tuple[str, ...]) -> Rendered:
     bad = None
     try:
         if target.kind == T.FILE:
@@ -114,7 +177,6 @@ def render(target: T.Target, helm_set: tuple[str, ...] = ()) -> Rendered:
             # (kubeconform: 0 resources), empty standard input is.
             what = {T.FILE: "input", T.KUSTOMIZE: "kustomization's output", T.HELM: "chart's output"}[target.kind]
             out.findings.append(Finding(ERROR, "input", f"the {what} holds no Kubernetes object", file, target=out_target(target)))
-    _cache[key] = out
     return out
 
 
@@ -122,8 +184,13 @@ def out_target(target: T.Target) -> str:
     return target.name if target.kind != T.FILE else ""
 
 
-def render_all(targets: list[T.Target]) -> list[Rendered]:
-    return [render(t) for t in targets]
+def render_all(targets: list[T.Target], jobs: int | None = None) -> list[Rendered]:
+    """Every target rendered, in the order given; `jobs` at a time (default: the cores there are)."""
+    jobs = jobs or cores()
+    if jobs <= 1 or len(targets) <= 1:
+        return [render(t) for t in targets]
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(render, targets))
 
 
 _HELM_SOURCE = re.compile(r"^# Source: [^/]+/(.+)$", re.MULTILINE)
@@ -197,7 +264,7 @@ def helm_lint(target: T.Target) -> list[Finding]:
     if target.path.name != "values.yaml" or target.path.parent != target.chart:
         cmd += ["-f", str(target.path)]
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S)
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, env=_env())
     except subprocess.TimeoutExpired:
         return [Finding(ERROR, "helm-lint", f"helm lint did not finish in {TIMEOUT_S} s", target.name, target=target.name)]
     out: list[Finding] = []
@@ -211,3 +278,41 @@ def helm_lint(target: T.Target) -> list[Finding]:
         msg = " ".join(proc.stderr.split()) or f"exit code {proc.returncode}"
         out.append(Finding(ERROR, "helm-lint", f"helm lint --strict failed: {msg}", target.name, target=target.name))
     return out
+
+
+def render_edited(root: Path, edits: dict[Path, str]) -> tuple[str, Finding | None]:
+    """The render of kustomization `root` as it would be with some of its tree's files (real paths) holding
+    other text, the tree left untouched: the edited files are written into a shadow of the folders that
+    hold them (every other entry of those folders, and of the folders above them, a symbolic link to the
+    real one), and kustomize builds the shadow of `root` with `--load-restrictor LoadRestrictionsNone`
+    (the links lead out of the shadow; kustomize's default refuses files whose real path is outside the
+    kustomization, api/krusty and api/loader fileloader.go). Relative references resolve in the shadow as
+    in the tree, so the render differs from the real one only by the edits."""
+    import shutil
+    import tempfile
+    root = root.resolve()
+    edited = {p.resolve(): text for p, text in edits.items()}
+    needed: set[Path] = {root, *root.parents}
+    for p in edited:
+        needed |= set(p.parents)
+    base = Path(tempfile.mkdtemp(prefix="kdt-shadow-"))
+    try:
+        def mirror(real: Path, shadow: Path) -> None:
+            shadow.mkdir(exist_ok=True)
+            for entry in real.iterdir():
+                there = shadow / entry.name
+                if entry in edited:
+                    there.write_text(edited[entry])
+                elif entry in needed and entry.is_dir() and not entry.is_symlink():
+                    mirror(entry, there)
+                else:
+                    os.symlink(entry, there)
+        mirror(Path(root.anchor), base / "fs")
+        shadow_root = base / "fs" / root.relative_to(root.anchor)
+        target = T.Target(display(root), T.KUSTOMIZE, root)
+        return _run([tool("kubectl"), "kustomize", "--load-restrictor", "LoadRestrictionsNone", str(shadow_root)],
+                    target)
+    except OSError as exc:
+        return "", Finding(ERROR, "render", f"cannot build a shadow of {display(root)}: {exc}", display(root))
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

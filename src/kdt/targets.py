@@ -12,6 +12,7 @@ a Component's patch (checked through the overlays that use the Component).
 """
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,19 +99,64 @@ def _component_resources(folder: Path) -> list[Path] | None:
 
 def _walk(folder: Path) -> list[Target]:
     """A folder in any layout: each kustomization and chart in it is a target of its own (their files are
-    build inputs, not objects: patches, templates), and every other YAML file is read as it is."""
-    component = _component_resources(folder)
-    if component is not None:
-        return [Target(display(f), FILE, f, in_folder=True) for f in component]
-    if is_kustomization(folder):
-        return [Target(display(folder), KUSTOMIZE, folder)]
-    if (folder / "Chart.yaml").is_file():
+    build inputs, not objects: patches, templates), and every other YAML file is read as it is.
+
+    Each real folder and file is walked once, whatever symbolic links point at it: links are followed after
+    the real tree, and only to what the walk has not met (jobset's `examples -> site/static/examples`);
+    what a folder or file is, is its device and inode."""
+    seen: set[tuple[int, int]] = set()
+    links: list[Path] = []
+    out = _walk_real(folder, _identity(folder), seen, links)
+    while links:
+        link = links.pop(0)
+        key = _identity(link)
+        if key is None or key in seen:
+            continue                       # a dangling or looping link, or what the walk has met
+        if link.is_dir():
+            out.extend(_walk_real(link, key, seen, links))
+        elif link.is_file():
+            seen.add(key)
+            out.append(Target(display(link), FILE, link, in_folder=True))
+    return out
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except (OSError, RuntimeError):
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _walk_real(folder: Path, key, seen: set, links: list[Path]) -> list[Target]:
+    if key is None or key in seen:
+        return []
+    seen.add(key)
+    try:
+        with os.scandir(folder) as it:       # one listing, no stat per entry (a Go vendor tree has thousands)
+            entries = sorted(it, key=lambda e: e.name)
+    except OSError:
+        return []
+    names = {e.name for e in entries}
+    if any(f in names for f in KUSTOMIZATION_FILES):
+        component = _component_resources(folder)
+        if component is not None:
+            return [Target(display(f), FILE, f, in_folder=True) for f in component]
+        if is_kustomization(folder):
+            return [Target(display(folder), KUSTOMIZE, folder)]
+    if "Chart.yaml" in names and (folder / "Chart.yaml").is_file():
         return _chart_targets(folder)
     out: list[Target] = []
-    for child in sorted(folder.iterdir()):
-        if child.is_dir() and child.name not in _SKIP_DIRS:
-            out.extend(_walk(child))
-        elif child.is_file() and is_manifest_file(child):
+    for entry in entries:
+        child = folder / entry.name
+        if entry.is_symlink():
+            if entry.name not in _SKIP_DIRS and (child.is_dir() or is_manifest_file(child)):
+                links.append(child)
+        elif entry.is_dir(follow_symlinks=False):
+            if entry.name not in _SKIP_DIRS:
+                out.extend(_walk_real(child, (key[0], entry.inode()), seen, links))
+        elif is_manifest_file(child) and entry.is_file(follow_symlinks=False):
+            seen.add((key[0], entry.inode()))
             out.append(Target(display(child), FILE, child, in_folder=True))
     return out
 

@@ -69,16 +69,21 @@ def _types(types) -> str:
     return " or ".join(names)
 
 
-def _schema_errors(doc: Document, ks: schemas.KindSchema) -> list[Finding]:
-    """Nothing for a valid document (one compiled is_valid call), every located error otherwise."""
-    if ks.validator.is_valid(doc.data) or ks.validator.is_valid(_admitted(doc, ks)):
+def _valid(doc: Document, ks: schemas.KindSchema) -> bool:
+    return ks.validator.is_valid(doc.data) or ks.validator.is_valid(_admitted(doc, ks))
+
+
+def _schema_errors(doc: Document, ks: schemas.KindSchema, others: list[schemas.KindSchema] = ()) -> list[Finding]:
+    """Nothing for a valid document (one compiled is_valid call), every located error otherwise; `others`:
+    more schemas of the same kind (several CRDs of it in one run): a document one of them accepts is valid."""
+    if _valid(doc, ks) or any(_valid(doc, o) for o in others):
         return []
     return _errors(doc, ks)
 
 
 def _admitted(doc: Document, ks: schemas.KindSchema | None = None) -> dict:
     """The object as the API server validates it: after the operators' defaulting webhooks (its kind's), the
-    null pruning of a custom resource (kdt.schemas.crds.admit), and with the name it generates from
+    null pruning and defaults of a custom resource (kdt.schemas.crds), and with the name it generates from
     metadata.generateName (k8s.io/apiserver BeforeCreate names the object before any validation, CEL rules on
     metadata.name included; kdt.apivalidation.meta.generated_name)."""
     data = doc.data
@@ -124,12 +129,12 @@ def _errors(doc: Document, ks: schemas.KindSchema) -> list[Finding]:
     return out
 
 
-def _both_readings(doc: Document, ks: schemas.KindSchema, found: list[Finding]) -> list[Finding]:
+def _both_readings(doc: Document, ks: schemas.KindSchema, found: list[Finding], others=()) -> list[Finding]:
     """The schema findings of a file that `kubectl apply -f` and `kubectl kustomize` read differently
     (kdt.kubeyaml): what fails only in one reading is an error naming that way of applying the file."""
     other = dataclasses.replace(doc, data=doc.kustomize, kustomize=None)
     try:
-        found_k = _schema_errors(other, ks)
+        found_k = _schema_errors(other, ks, others)
     except (ValueError, TypeError, OverflowError):
         return found
     paths_a = {f.path for f in found}
@@ -202,6 +207,19 @@ def _crd_rule_findings(doc: Document, release: str) -> list[Finding]:
     return out
 
 
+def _cel_findings(doc: Document, ks: schemas.KindSchema, others: list[schemas.KindSchema] = ()) -> list[Finding]:
+    """The CEL rules and formats of a CRD's schema (kdt.schemas.crds), on the object after its defaults;
+    leniently (a rule this engine cannot run says nothing). Another CRD of the kind that the object passes
+    whole (structure and rules) clears it."""
+    def broken(k: schemas.KindSchema) -> list:
+        return list(crd_rules.violations_of(k.rules, _admitted(doc, k), lenient=True)) if k.rules is not None else []
+    found = broken(ks)
+    if not found or any(_valid(doc, o) and not broken(o) for o in others):
+        return []
+    origin = {"schema": f"{ks.origin} {ks.api_version} {ks.kind}"}
+    return [doc.finding(RULE, message, list(path), how=how, **origin) for path, message, how in found]
+
+
 def _identity(doc: Document, registry: schemas.Registry, ignore_missing: bool) -> tuple[schemas.KindSchema | None, list[Finding]]:
     data = doc.data
     av, kind = data.get("apiVersion"), data.get("kind")
@@ -215,29 +233,50 @@ def _identity(doc: Document, registry: schemas.Registry, ignore_missing: bool) -
     ks = registry.get(av, kind)
     if ks is not None:
         return ks, []
+    unusable = registry.definitions(av, kind)
+    if unusable:
+        # A CRD of the run whose schema JSON Schema cannot compile (kdt.schemas.Registry._compile): the object
+        # may well be right; it is not checked, and the output says so.
+        return None, [doc.finding(RULE, f"no usable schema for kind {kind} ({av}): the schema of "
+                                        f"{unusable[0][0].name} cannot be compiled here, so this object is not "
+                                        "checked", ["kind"], level=WARNING)]
     served = registry.api_versions_for(kind)
     group = av.split("/")[0] if "/" in av else ""
-    known_groups = {a.split("/")[0] if "/" in a else "" for a in served}
-    if served and (group in known_groups or registry.group_known(group)):
+    same_group = [a for a in served if (a.split("/")[0] if "/" in a else "") == group]
+    elsewhere = _served_elsewhere(doc)
+    if served and not elsewhere and (same_group or registry.group_known(group)):
         return None, [doc.finding(RULE, f"apiVersion {av!r} is not served for kind {kind}; "
-                                        f"expected {' or '.join(served)}", ["apiVersion"])]
+                                        f"expected {' or '.join(same_group or served)}", ["apiVersion"])]
     level = WARNING if ignore_missing else ERROR
     hint = (" (--crd names the CustomResourceDefinitions of other operators"
             + ("" if ignore_missing else "; --ignore-missing-schemas makes this a warning") + ")")
-    return None, [doc.finding(RULE, f"no schema for kind {kind} ({av}) in Kubernetes {registry.kubernetes_version}, "
-                                    f"Trainer {registry.trainer_version}, Training Operator, JobSet or Argo CD"
-                                    f"{' or the CRDs named' if registry.crds else ''}{hint}",
+    where = (f"Kubernetes {registry.kubernetes_version}, Trainer {registry.trainer_version}, Training Operator "
+             f"{versions.TRAINING_OPERATOR_RELEASES[registry.training_operator]}, JobSet, Argo CD, Kueue, Volcano, "
+             "the scheduler-plugins" + (", the CRDs named" if registry.crds else "")
+             + (" or the CRDs of this run" if registry.found is not None else ""))
+    return None, [doc.finding(RULE, f"no schema for kind {kind} ({av}) in {where}"
+                                    f"{f' ({elsewhere})' if elsewhere else ''}{hint}",
                               ["kind"], level=level)]
+
+
+def _served_elsewhere(doc: Document) -> str:
+    """Who serves this apiVersion of a registered kind when the operator the project checks it for does not
+    (kubeflow.org/v2beta1 MPIJob: the MPI Operator), said instead of 'not served'."""
+    k = K.of(doc)
+    return k.served_elsewhere(doc.api_version) if k is not None else ""
 
 
 def validate_documents(docs: Iterable[Document], kubernetes_version: str = versions.KUBERNETES_DEFAULT,
                        trainer_version: str = versions.TRAINER_DEFAULT,
-                       ignore_missing_schemas: bool = False, crds: tuple[str, ...] = ()) -> list[Finding]:
+                       ignore_missing_schemas: bool = False, crds: tuple[str, ...] = (), found=None,
+                       training_operator: str = versions.TRAINING_OPERATOR_DEFAULT) -> list[Finding]:
     """Every schema finding of every document (documents that are not mappings are the loader's findings).
 
-    `crds`: files and folders of CustomResourceDefinitions whose kinds get schemas too (kdt.schemas.crds)."""
+    `crds`: files and folders of CustomResourceDefinitions whose kinds get schemas too (kdt.schemas.crds);
+    `found`: the CustomResourceDefinitions found in the run (kdt.schemas.crds.RunCrds);
+    `training_operator`: the Training Operator release of the kubeflow.org/v1 kinds ('1.8', '1.9')."""
     registry = schemas.registry(schemas.kubernetes_version(kubernetes_version), schemas.trainer_version(trainer_version),
-                                tuple(crds))
+                                tuple(crds), found, training_operator)
     findings: list[Finding] = []
     for doc in docs:
         if not isinstance(doc.data, dict):
@@ -251,8 +290,9 @@ def validate_documents(docs: Iterable[Document], kubernetes_version: str = versi
         if problems:
             findings.extend(problems)
             continue
+        others = registry.all(av, kind)[1:]
         try:
-            found = _schema_errors(doc, ks)
+            errs = _schema_errors(doc, ks, others)
         except (ValueError, TypeError, OverflowError):
             # A mapping key that is not a string (data built elsewhere than kdt.documents): make it
             # the string kubectl reads, or report the key kubectl refuses.
@@ -261,16 +301,18 @@ def validate_documents(docs: Iterable[Document], kubernetes_version: str = versi
                 findings.extend(bad)
                 continue
             try:
-                found = _schema_errors(doc, ks)
+                errs = _schema_errors(doc, ks, others)
             except (ValueError, TypeError, OverflowError) as exc:
                 # A value JSON cannot hold (a YAML !!set, say): the API server would refuse it too.
                 findings.append(doc.finding(RULE, f"the object cannot be read as JSON: {exc}"))
                 continue
         if doc.kustomize is not None:
-            found = _both_readings(doc, ks, found)
-        findings.extend(found)
+            errs = _both_readings(doc, ks, errs, others)
+        findings.extend(errs)
         if ks.origin.startswith("Trainer"):
             findings.extend(_crd_rule_findings(doc, registry.trainer_version))
+        elif ks.rules is not None and not errs:
+            findings.extend(_cel_findings(doc, ks, others))
         findings.extend(apivalidation.check(doc, registry.kubernetes_version,
                                             custom=not ks.origin.startswith("Kubernetes")))
     return findings

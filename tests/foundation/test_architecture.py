@@ -190,6 +190,8 @@ def _minimal(kind) -> str:
         spec = f"{{replicatedJobs: [{{name: r, template: {{spec: {{template: {pod}}}}}}}]}}"
     elif kind.group == "kubeflow.org":
         spec = f"{{{kind.replica_specs}: {{Worker: {{replicas: 1, template: {pod}}}}}}}"
+    elif kind.group == "batch.volcano.sh":
+        spec = f"{{tasks: [{{name: t, replicas: 1, template: {pod}}}]}}"
     else:
         spec = f"{{replicas: 1, template: {pod}}}"
     return f"apiVersion: {kind.api_version}\nkind: {kind.kind}\nmetadata: {{name: x}}\nspec: {spec}\n"

@@ -140,10 +140,17 @@ def test_lint_help_names_the_default_the_code_uses(lint_cli, tmp_path):
     from kdt import versions
     code, out, _ = lint_cli("--help")
     assert code == 0 and f"else {versions.TRAINER_DEFAULT})" in " ".join(out.split())
-    # Without a marker, a 2.1-only field is judged by the default release.
+    # In a repository with no marker and no pin (this one's README pins 2.3), a TrainJob that fits one release
+    # only (a 2.1-only field) is checked as that release, and the output says why; --trainer-version overrides it.
     (tmp_path / "j.yaml").write_text(TRAINJOB + "  podTemplateOverrides: []\n")
+    _, out, _ = lint_cli(tmp_path / "j.yaml", cwd=tmp_path)
+    assert "trainer-version-fields" not in out
+    assert "note: Trainer 2.1 for " in out and "as 2.3: unknown field spec.podTemplateOverrides" in out
+    _, out, _ = lint_cli("--trainer-version", "2.3", tmp_path / "j.yaml", cwd=tmp_path)
+    assert "error [trainer-version-fields]" in out
+    # Here the repository's install step pins 2.3, which wins over the shape: the 2.1 field is reported.
     _, out, _ = lint_cli(tmp_path / "j.yaml")
-    assert ("trainer-version-fields" in out) == (versions.TRAINER_DEFAULT != "2.1")
+    assert "error [trainer-version-fields]" in out and "note: Trainer 2.3 (pinned by the repository" in out
 
 
 def test_pod_security_names_every_gap_in_the_kinds_scanners_do_not_read():

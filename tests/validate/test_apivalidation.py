@@ -195,7 +195,6 @@ def test_cel_rules_on_metadata_name_see_the_generated_name():
     ("volumeMounts: [{name: nowhere, mountPath: /x}]", "spec.containers[0].volumeMounts[0].name", "api-volume",
      "Not found"),
     ("imagePullPolicy: Sometimes", "spec.containers[0].imagePullPolicy", "api-container", "Unsupported value"),
-    ("restartPolicy: Always", "spec.containers[0].restartPolicy", "api-container", "non-init containers"),
     ("livenessProbe: {periodSeconds: 5}", "spec.containers[0].livenessProbe", "api-probe", "must specify a handler type"),
     ("livenessProbe: {exec: {command: [x]}, tcpSocket: {port: 80}}", "spec.containers[0].livenessProbe.tcpSocket",
      "api-probe", "more than 1 handler type"),
@@ -209,6 +208,14 @@ def test_cel_rules_on_metadata_name_see_the_generated_name():
 def test_containers(container, path, rule, fragment):
     found = api(pod(container))
     assert any(r == rule and p == path and fragment in m for r, p, m in found), found
+
+
+def test_a_regular_containers_restart_policy_is_refused_before_1_34_only():
+    """ContainerRestartRules (pkg/features/kube_features.go: alpha 1.34, on by default 1.35) allows it; where
+    the gate is off, pkg/api/pod/util.go dropContainerRestartRules drops the field before validation."""
+    found = api(pod("restartPolicy: Never"), kubernetes_version="1.33")
+    assert ("api-container", "spec.containers[0].restartPolicy", "Forbidden: may not be set for non-init containers") in found
+    assert api(pod("restartPolicy: Never"), kubernetes_version="1.34") == []
 
 
 @pytest.mark.parametrize("spec,path,rule,fragment", [

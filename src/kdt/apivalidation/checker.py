@@ -28,11 +28,15 @@ class Options:
     relaxed_env_names: bool
     # PodLifecycleSleepActionAllowZero: alpha 1.32, on by default 1.33: `sleep: {seconds: 0}`.
     sleep_zero: bool
+    # ContainerRestartRules: alpha 1.34, beta and on by default 1.35: a regular container's restartPolicy is
+    # allowed; off, pkg/api/pod/util.go dropContainerRestartRules removes it before validation (1.34 on), so
+    # from 1.34 it is never refused; before, "may not be set for non-init containers".
+    container_restart_rules: bool
 
     @classmethod
     def for_version(cls, kubernetes_version: str) -> "Options":
         minor = int(str(kubernetes_version).split(".")[1])
-        return cls(minor, relaxed_env_names=minor >= 32, sleep_zero=minor >= 33)
+        return cls(minor, relaxed_env_names=minor >= 32, sleep_zero=minor >= 33, container_restart_rules=minor >= 34)
 
 
 class Report:

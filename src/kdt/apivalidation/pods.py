@@ -385,7 +385,7 @@ def _container(r: Report, c: dict, spec_path: tuple, key: str, i: int, volumes, 
     if o.image_required and not c.get("image"):
         r.err(RULE_CONTAINER, path + ("image",), "Required value: a container needs an image")
     rp = c.get("restartPolicy")
-    if not init and rp is not None:
+    if not init and rp is not None and not r.opts.container_restart_rules:
         r.err(RULE_CONTAINER, path + ("restartPolicy",), "Forbidden: may not be set for non-init containers")
     elif init and isinstance(rp, str) and rp != "Always":
         r.err(RULE_CONTAINER, path + ("restartPolicy",), f'Unsupported value: {quote(rp)}: supported values: "Always"')

@@ -31,6 +31,8 @@ spec.trainer becomes the `node` container (its env and resourcesPerNode).
 """
 from __future__ import annotations
 
+import dataclasses
+
 from ..operators import jobset as JS
 from . import meta as M
 from . import objects as O
@@ -398,8 +400,11 @@ def operator_templates(r: Report, kind, runtime: bool) -> None:
         M.template_meta(r, jt, job_tmpl_path)
         js = jt.get("spec")
         if isinstance(js, dict):
-            job_spec(r, js, job_tmpl_path + ("spec",), defaults=JOBSET_JOB_DEFAULTS,
-                     pod=_RUNTIME_POD if runtime else _JOBSET_POD, counts=not runtime)
+            pod = _RUNTIME_POD if runtime else _JOBSET_POD
+            claims = JS.claim_volume_names(d(doc.data.get("spec"))) if not runtime else frozenset()
+            if claims:
+                pod = dataclasses.replace(pod, claim_volumes=claims)
+            job_spec(r, js, job_tmpl_path + ("spec",), defaults=JOBSET_JOB_DEFAULTS, pod=pod, counts=not runtime)
 
 
 def extra_container(r: Report, path: tuple, c: dict) -> None:

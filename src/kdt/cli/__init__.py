@@ -58,6 +58,11 @@ def add_output_args(parser: argparse.ArgumentParser, formats=FORMATS) -> None:
                         help="write the report to FILE (written whole or not at all) instead of standard output")
 
 
+def add_jobs_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
+                        help="render N targets at a time (default: one per core this process may use)")
+
+
 @contextlib.contextmanager
 def output(path: str | None) -> Iterator[io.TextIOBase]:
     """Standard output, or FILE written atomically: a temporary file renamed into place on success."""

@@ -10,23 +10,29 @@ Ignore a rule for one resource with the annotation
 or for paths in the config file (.kdt-lint.yaml at the repo root, or --config).
 --strict refuses every ignore.
 
+A target that does not render gets its render error and nothing else.
+
 Exit codes: 0 clean (warnings allowed), 1 errors, 2 unreadable input, a target
 that does not render, or bad usage.
 """
 from __future__ import annotations
 
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
-from . import Parser, add_cluster_args, add_output_args, cluster_of, output
+from . import Parser, add_cluster_args, add_jobs_arg, add_output_args, cluster_of, output
 from .. import findings as F
 from .. import schemas
 from .. import targets as T
-from .. import versions
+from .. import trainer_release, versions
 from ..lint import config as C
-from ..lint import all_rules, lint_target, target_trainer_version
+from ..lint import all_rules, lint_target
 from ..lint.rules.pod_security import ID as PS_ID
 from ..lint.rules.pod_security import settings
-from ..render import render_all
+from ..lint.kustomization import prefetch_patch_effects
+from ..lint.rules.kustomize_patch_target import ID as PATCH_TARGET
+from ..paths import ROOT
+from ..render import cores, render_all
 from ..report import write
 
 
@@ -44,7 +50,8 @@ def main(argv=None) -> int:
     p.add_argument("--config", metavar="FILE", help=f"config file (default: {C.DEFAULT_FILE} at the repo root, if present)")
     p.add_argument("--trainer-version", metavar="X.Y", type=T.trainer_release,
                    help=f"Trainer release TrainJobs are written for ({', '.join(versions.TRAINER_RELEASES)}), for every "
-                        "target (default: each target's `# kdt:trainer-version=X.Y` marker, as validate reads it; "
+                        "target (default: as validate decides it: the target's `# kdt:trainer-version=X.Y` marker, "
+                        "the repository's pin, the shape of its Trainer objects, "
                         f"else {versions.TRAINER_DEFAULT})")
     p.add_argument("--kubernetes-version", metavar="X.Y", default=versions.KUBERNETES_DEFAULT,
                    help="Kubernetes release the cluster runs: the Pod Security policy version of `latest` and of the "
@@ -54,6 +61,7 @@ def main(argv=None) -> int:
                         "with a policy version (restricted:v1.30); default: the config's, else restricted at "
                         "--kubernetes-version")
     add_cluster_args(p)
+    add_jobs_arg(p)
     add_output_args(p)
     args = p.parse_args(argv)
     if args.list:
@@ -68,25 +76,32 @@ def main(argv=None) -> int:
         cfg.rule_options[PS_ID] = {**cfg.options(PS_ID), "profile": level, "version": version}
     cluster = cluster_of(args)
     tlist = T.resolve(args.paths)
-    results = render_all(tlist)
+    with ThreadPoolExecutor(max_workers=1) as background:
+        renders = background.submit(render_all, tlist, args.jobs)
+        if not args.trainer_version:
+            trainer_release.repository_pin(ROOT)        # read while kubectl and helm run (cached for decide)
+        results = renders.result()
+    if cfg.enabled(PATCH_TARGET):      # its renders with and without a patch, in parallel too
+        prefetch_patch_effects([r.target.path for r in results if r.ok and r.target.kind == T.KUSTOMIZE],
+                               args.jobs or cores())
     found: list[F.Finding] = []
     ndocs = 0
+    decided = []
     run_docs = [d for r in results for d in r.documents]
     for r in results:
         found.extend(r.findings)
         if not r.ok:
-            if r.target.kind == T.KUSTOMIZE:   # the hygiene rules read sources, not the render
-                found.extend(lint_target(r.target, [], args.trainer_version or versions.TRAINER_DEFAULT,
-                                         cfg, args.strict, kubernetes_version=k8s, cluster=cluster))
-            continue
+            continue        # a target that did not render gets its render error and nothing else
         ndocs += len(r.documents)
-        version = args.trainer_version or target_trainer_version(r.target, r.documents)
-        found.extend(lint_target(r.target, r.documents, version, cfg, args.strict, run_docs=run_docs,
+        decision = trainer_release.decide(r.target, r.documents, args.trainer_version, kubernetes_version=k8s)
+        if trainer_release.has_trainer_objects(r.documents):
+            decided.append((r.target.name, decision))
+        found.extend(lint_target(r.target, r.documents, decision.release, cfg, args.strict, run_docs=run_docs,
                                  kubernetes_version=k8s, cluster=cluster))
     unique = list(dict.fromkeys(found))
     with output(args.output) as out:
         write(unique, args.format, "lint", out, documents=ndocs, targets=[t.name for t in tlist],
-              rules={r.id: r.summary for r in all_rules().values()})
+              rules={r.id: r.summary for r in all_rules().values()}, notes=trainer_release.notes(decided))
     return F.exit_code(unique)
 
 

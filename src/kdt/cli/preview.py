@@ -8,8 +8,9 @@ For every overlay (overlays/*/) and chart values file (charts/*/ci/*.yaml):
 4. expand it into what the operator will create (merge preview).
 Then print the table (target, kinds, nodes, GPUs per node, processes per node,
 world size), one line per target of what the operators create, and every
-problem found, located. The Trainer release of each target is its
-`# kdt:trainer-version=X.Y` marker (see validate.py --help).
+problem found, located. The Trainer release of each target is decided as
+`kdt validate` decides it (its `# kdt:trainer-version=X.Y` marker, ...; see
+`kdt validate --help`).
 
 Exit 0 when all is well (warnings allowed), 1 when a check found errors, 2 when
 a target does not render (kubectl's or helm's message is shown).
@@ -21,11 +22,13 @@ import time
 
 from . import Parser, add_cluster_args, cluster_of, invoke
 from .. import findings as F
-from .. import summary, targets, versions
+from .. import kinds as K
+from .. import summary, targets, trainer_release, versions
 from ..merge_preview import expand_documents, summary_line
 from ..lint import config as lint_config
 from ..lint import lint_target
 from ..render import helm_lint, render_all
+from ..schemas.crds import RunCrds
 from ..report import text as text_report
 from ..validate import supersede, validate_documents
 
@@ -42,6 +45,7 @@ def main(argv=None) -> int:
     print(f"# {versions.describe()}")
     tlist = targets.resolve(args.paths)
     results = render_all(tlist)
+    found = RunCrds(d for r in results for d in r.documents if K.CRD.matches(d)) or None
     cfg = lint_config.load(None)
     cluster = cluster_of(args)
     problems: list[F.Finding] = []
@@ -52,8 +56,9 @@ def main(argv=None) -> int:
             problems.extend(r.findings)
             continue
         problems.extend(helm_lint(r.target))
-        trainer = targets.trainer_version(r.target)
-        schema = validate_documents(r.documents, kubernetes_version=args.kubernetes_version, trainer_version=trainer)
+        trainer = trainer_release.decide(r.target, r.documents).release
+        schema = validate_documents(r.documents, kubernetes_version=args.kubernetes_version,
+                                    trainer_version=trainer, found=found)
         problems.extend(supersede(r.findings, schema) + schema)
         problems.extend(lint_target(r.target, r.documents, trainer_version=trainer, config=cfg, run_docs=run_docs,
                                     kubernetes_version=args.kubernetes_version, cluster=cluster))

@@ -6,13 +6,20 @@ project's pinned kubectl and helm. With paths (YAML files, folders, `-` for
 standard input, overlay folders, chart values files), validates those.
 
 Schemas: Kubernetes kinds from kubernetes-validate's strict schemas (unknown
-fields are errors); PyTorchJob (kubeflow.org/v1, Training Operator 1.9.4);
+fields are errors); the kubeflow.org/v1 kinds of the Training Operator (PyTorchJob,
+TFJob, MPIJob, PaddleJob, XGBoostJob, JAXJob) from its official CRDs of 1.8.1 or
+1.9.4 (--training-operator-version); Kueue, Volcano and the scheduler-plugins from
+their official CRDs (Kueue v0.19.2, Volcano v1.15.1, scheduler-plugins v0.34.7);
 TrainJob, TrainingRuntime, ClusterTrainingRuntime (trainer.kubeflow.org/v1alpha1)
 and JobSet (jobset.x-k8s.io/v1alpha2) of Trainer 2.1 or 2.3; Argo CD Application
-and ApplicationSet (argoproj.io/v1alpha1). Other operators' kinds (Kueue,
-Volcano, the scheduler-plugins, ...) from the CustomResourceDefinitions named
-by --crd: unknown fields, types, enums, patterns and required fields as the
-CRD's schema says (not its CEL rules); the project's own schemas win.
+and ApplicationSet (argoproj.io/v1alpha1). Other operators' kinds from the
+CustomResourceDefinitions named by --crd or met in the run: unknown fields,
+types, enums, patterns, required fields, defaults and CEL rules as the CRD's
+schema says; the project's own schemas win.
+
+Every CustomResourceDefinition the run meets (in the files named or walked, or
+rendered by a target) is a schema for the whole run, as --crd is; the output
+names them.
 
 Trainer version of each target: --trainer-version when given (for every
 target); otherwise the target's own marker, a comment line
@@ -22,8 +29,11 @@ target); otherwise the target's own marker, a comment line
 in the overlay's kustomization.yaml (or, without one there, in the
 kustomization of a local component or base it includes, such as
 components/trainer-2.1), in the chart values file, or in the head (first
-8 KiB) of the YAML file;
-otherwise the default. The marker is a comment: it never reaches the cluster.
+8 KiB) of the YAML file; otherwise where the repository pins Trainer (a
+Trainer CRD in the tree, a remote kustomize ref, a Helm dependency, an install
+step in its docs or scripts); otherwise the release whose schemas its TrainJobs
+and runtimes fit when only one does; otherwise the default. The output says
+which, with the evidence. The marker is a comment: it never reaches the cluster.
 
 Every error is reported, each with file, document index, line and column,
 JSON path, kind/name and, for rendered targets, the target and source file.
@@ -32,15 +42,20 @@ that fails to render.
 """
 from __future__ import annotations
 
+import re
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
-
-from . import Parser, add_output_args, output, invoke
+from . import Parser, add_jobs_arg, add_output_args, output, invoke
 from .. import findings as F
-from .. import report, schemas, targets, versions
-from ..render import render
-from ..documents import is_blank
+from .. import kinds as K
+from .. import report, schemas, targets, trainer_release, versions
+from ..errors import UsageError
+from ..render import render_all
+from ..documents import is_blank, load_stream
 from ..kubeyaml import APPLY, BOTH
+from ..paths import ROOT
+from ..schemas.crds import RunCrds
 from ..stream import open_blocks, validate_stream
 from ..targets import FILE, target_trainer_version  # noqa: F401  (re-exported)
 from ..validate import RULES, supersede, validate_documents
@@ -62,6 +77,12 @@ def main(argv=None) -> int:
     p.add_argument("--crd", action="append", default=[], metavar="PATH",
                    help="a file or folder of CustomResourceDefinitions (another operator's: Kueue, Volcano, ...): "
                         "their kinds are validated against the CRDs' schemas (repeatable)")
+    p.add_argument("--training-operator-version", choices=tuple(versions.TRAINING_OPERATOR_RELEASES),
+                   default=versions.TRAINING_OPERATOR_DEFAULT,
+                   help="Training Operator release of the kubeflow.org/v1 kinds (PyTorchJob, TFJob, MPIJob, "
+                        "PaddleJob, XGBoostJob, JAXJob), checked against its official CRDs "
+                        f"(default: {versions.TRAINING_OPERATOR_DEFAULT})")
+    add_jobs_arg(p)
     add_output_args(p)
     args = p.parse_args(argv)
     k8s = schemas.kubernetes_version(args.kubernetes_version)
@@ -71,8 +92,20 @@ def main(argv=None) -> int:
         crd_schemas.load(crds)         # a usage error (one line, exit 2) before anything is validated
 
     tlist = targets.resolve(args.paths)
+    # Everything renders first (in parallel), and the files are looked through for CRDs and Trainer objects:
+    # every CRD of the run is a schema for all of it (kdt.schemas.crds.RunCrds).
+    built = [t for t in tlist if t.kind != FILE]
+    with ThreadPoolExecutor(max_workers=1) as background:     # the files are read while kubectl and helm run
+        renders = background.submit(render_all, built, args.jobs)
+        scanned = {id(t): _scan(t) for t in tlist if t.kind == FILE}
+        if not args.trainer_version:
+            trainer_release.repository_pin(ROOT)        # read now, while they run (cached for decide)
+        rendered = {id(t): r for t, r in zip(built, renders.result())}
+    run_docs = [d for r in rendered.values() for d in r.documents] + [d for docs in scanned.values() for d in docs]
+    found = RunCrds(d for d in run_docs if K.CRD.matches(d)) or None
     findings: list[F.Finding] = []
     inventory = []
+    decided = []
     ndocs = 0
     skipped = 0
     for t in tlist:
@@ -82,10 +115,10 @@ def main(argv=None) -> int:
             problems: list[F.Finding] = []
             paths = (APPLY,) if str(t.path) == "-" else BOTH
             lines, size, head = open_blocks(str(t.path), t.name, problems, paths)
-            trainer = args.trainer_version or target_trainer_version(t, head[:targets.MARKER_SPAN]) \
-                or versions.TRAINER_DEFAULT
-            got = validate_stream(lines, t.name, k8s, trainer, args.ignore_missing_schemas,
-                                  inventory=args.format == "junit", size_hint=size, crds=crds, paths=paths,
+            decision = trainer_release.decide(t, scanned[id(t)], args.trainer_version, head[:targets.MARKER_SPAN], k8s)
+            got = validate_stream(lines, t.name, k8s, decision.release, args.ignore_missing_schemas,
+                                  inventory=args.format == "junit", size_hint=size, crds=crds, found=found,
+                                  training_operator=args.training_operator_version, paths=paths,
                                   named=not t.in_folder)
             problems += got.findings
             if got.documents == 0 and not problems and str(t.path) == "-" and is_blank(head):
@@ -96,20 +129,49 @@ def main(argv=None) -> int:
             findings.extend(problems)
             ndocs += got.documents
             inventory.extend(got.entries)
+            if trainer_release.has_trainer_objects(scanned[id(t)]):
+                decided.append((t.name, decision))
             continue
-        rendered = render(t)
-        skipped += rendered.skipped
-        trainer = args.trainer_version or target_trainer_version(t) or versions.TRAINER_DEFAULT
-        schema = validate_documents(rendered.documents, kubernetes_version=k8s, trainer_version=trainer,
-                                    ignore_missing_schemas=args.ignore_missing_schemas, crds=crds)
-        findings.extend(supersede(rendered.findings, schema) + schema)
-        ndocs += len(rendered.documents)
-        inventory.extend(rendered.documents)
+        r = rendered[id(t)]
+        skipped += r.skipped
+        decision = trainer_release.decide(t, r.documents, args.trainer_version, kubernetes_version=k8s)
+        schema = validate_documents(r.documents, kubernetes_version=k8s, trainer_version=decision.release,
+                                    ignore_missing_schemas=args.ignore_missing_schemas, crds=crds, found=found,
+                                    training_operator=args.training_operator_version)
+        findings.extend(supersede(r.findings, schema) + schema)
+        ndocs += len(r.documents)
+        inventory.extend(r.documents)
+        if trainer_release.has_trainer_objects(r.documents):
+            decided.append((t.name, decision))
+    notes = trainer_release.notes(decided) + (found.note() if found is not None else [])
     with output(args.output) as out:
         report.write(findings, args.format, TOOL, out, documents=ndocs, targets=[t.name for t in tlist],
-                     rules=RULES, inventory=inventory, skipped=skipped)
+                     rules=RULES, inventory=inventory, notes=notes, skipped=skipped)
     return F.exit_code(findings)
 
+
+SCAN_LIMIT = 4 << 20    # bytes: a larger file is streamed only (its CRDs and Trainer objects are not looked for)
+_WORTH_READING = re.compile(rb"CustomResourceDefinition|trainer\.kubeflow\.org|jobset\.x-k8s\.io")
+
+
+def _scan(t) -> list:
+    """The documents of a file named or walked, when it holds a CRD or Trainer objects (read again as a
+    stream afterwards); [] for standard input, a large file, or one that does not."""
+    if str(t.path) == "-":
+        return []
+    try:
+        if t.path.stat().st_size > SCAN_LIMIT:
+            return []
+        raw = t.path.read_bytes()
+    except OSError:
+        return []
+    if not _WORTH_READING.search(raw):
+        return []
+    try:
+        docs, _ = load_stream(raw.decode("utf-8-sig"), t.name)
+    except (UnicodeDecodeError, UsageError):
+        return []
+    return docs
 
 if __name__ == "__main__":
     sys.exit(invoke(main))

@@ -20,7 +20,7 @@ from typing import Iterable, Iterator
 from ..operators import jobset as JS
 from ..operators import trainer_v2 as TV2
 from ..operators import training_operator_v1 as TO1
-from . import argocd, core, jobset, statefulset, trainer_v2, training_operator_v1
+from . import argocd, core, jobset, scheduling, statefulset, trainer_v2, training_operator_v1
 from .base import ANY, DATA, JOB, PODS, RUNTIME, ExpandContext, Kind, MigrateContext, PodTemplate, Workload
 
 __all__ = ["ANY", "DATA", "JOB", "PODS", "RUNTIME", "ExpandContext", "Kind", "MigrateContext", "PodTemplate", "Workload",
@@ -28,7 +28,7 @@ __all__ = ["ANY", "DATA", "JOB", "PODS", "RUNTIME", "ExpandContext", "Kind", "Mi
 
 # Every kind, in the order its module is listed: each module's KINDS.
 ALL: tuple[Kind, ...] = (*core.KINDS, *statefulset.KINDS, *jobset.KINDS, *training_operator_v1.KINDS,
-                         *trainer_v2.KINDS, *argocd.KINDS)
+                         *trainer_v2.KINDS, *argocd.KINDS, *scheduling.KINDS)
 _BY_ID: dict[tuple[str, str], Kind] = {}
 for _k in ALL:
     if (_k.group, _k.kind) in _BY_ID:

@@ -8,6 +8,7 @@ merge preview, "not modelled"). So a new kind is one module that subclasses `Kin
 | hook | stage that calls it | default |
 |---|---|---|
 | `admitted(data)` | validate: the object after the mutating webhooks' defaults | unchanged |
+| `served_elsewhere(api_version)` | validate: another operator serves this version of the kind | "" |
 | `pod_templates(doc)` | lint (`kdt.lint.pods`), apivalidation, pod security | none |
 | `extra_containers(doc)` | lint: container-like fields outside pod templates (TrainJob's `trainer`) | none |
 | `own_pod_labels(doc, tmpl)` | lint: labels the controller puts on each pod it creates | none |
@@ -119,6 +120,11 @@ class Kind:
 
     def __repr__(self) -> str:
         return f"<Kind {self.id}>"
+
+    def served_elsewhere(self, api_version: str) -> str:
+        """Who serves this apiVersion of the kind when the operator the tooling checks it for does not
+        (then a document of it is an unknown kind, not an unserved version); "" otherwise."""
+        return ""
 
     # ------------------------------------------------------------ lint, validation
     def admitted(self, data: dict) -> dict:

@@ -24,7 +24,7 @@ from ..resources import pod_gpus, pod_requests, procs_per_node
 from . import core
 from .base import JOB, Kind, PodTemplate, Workload
 
-RELEASES = ("v1.8.1", V.TRAINING_OPERATOR)
+RELEASES = tuple(V.TRAINING_OPERATOR_RELEASES.values())
 
 
 class TrainingOperatorJob(Kind):
@@ -33,11 +33,15 @@ class TrainingOperatorJob(Kind):
     role = JOB
     operator = "Kubeflow Training Operator v1"
     releases = RELEASES
-    schema_source = "the official CRD (../shared/corpus/kubeflow/crds); no schema of ours"
+    schema_source = ("the official CRDs of each release (kubeflow/training-operator manifests/base/crds at v1.8.1, "
+                     "v1.9.4; kdt.schemas.crd_sets), pod templates Kubernetes'")
 
     def __init__(self, kind: str):
         self.kind = kind
         self.replica_specs, self.controller_name = TO1.V1_KINDS[kind]
+
+    def served_elsewhere(self, api_version: str) -> str:
+        return TO1.SERVED_ELSEWHERE.get((self.kind, api_version), "")
 
     def pod_templates(self, doc) -> Iterator[PodTemplate]:
         spec = as_dict(doc.data.get("spec")) if isinstance(doc.data, dict) else {}
@@ -54,8 +58,6 @@ class TrainingOperatorJob(Kind):
 
 
 class PyTorchJob(TrainingOperatorJob):
-    schema_source = "generated from kubeflow-trainer-api's models (kdt.schemas.generate) + the CRD's enums"
-
     def __init__(self):
         super().__init__(TO1.KIND)
 

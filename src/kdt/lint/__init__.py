@@ -51,5 +51,6 @@ def lint_target(target: T.Target, docs: list[Document] | None = None, trainer_ve
 
 
 def target_trainer_version(target: T.Target, docs: list[Document] | None = None) -> str:
-    """The Trainer release a target is written for: the same answer as `validate` (kdt.targets.trainer_version)."""
-    return T.trainer_version(target)
+    """The Trainer release a target is written for: the same answer as `validate` (kdt.trainer_release)."""
+    from ..trainer_release import decide
+    return decide(target, docs).release

@@ -86,7 +86,6 @@ class Context:
     run_docs: list = field(default_factory=list)  # every document of the run (all targets and files)
     kubernetes_version: str = versions.KUBERNETES_DEFAULT   # the release the run targets ("1.35")
     cluster: Any = None                           # kdt.cluster.Cluster (None: the operators' defaults)
-    _pool: Any = field(default=None, repr=False, compare=False)
 
     def opt(self, name: str) -> Any:
         return self.options.get(name)
@@ -94,14 +93,40 @@ class Context:
     def pool(self, docs: list[Document]) -> list[Document]:
         """`docs` first, then the rest of the run: references (a TrainJob's runtime) resolve across files.
 
-        Built once per rule run (rules ask for it inside their loops)."""
+        Built once per target, whatever rule asks (the rules of one target share it: a whole repository's
+        run has hundreds of targets and thousands of documents)."""
         if not self.run_docs:
             return docs
-        cached = self._pool
-        if cached is None or cached[0] is not docs:
+        cached = _last_pool[0]
+        if cached is None or cached[0] is not docs or cached[1] is not self.run_docs:
             mine = {id(d) for d in docs}
-            cached = self._pool = (docs, list(docs) + [d for d in self.run_docs if id(d) not in mine])
-        return cached[1]
+            cached = (docs, self.run_docs, list(docs) + [d for d in self.run_docs if id(d) not in mine])
+            _last_pool[0] = cached
+        return cached[2]
+
+
+    def pool_of(self, docs: list[Document], *kinds) -> list[Document]:
+        """The documents of these kinds (kdt.kinds) in `pool(docs)`, in its order: what a rule looks up across
+        the run (runtimes, Namespaces, ConfigMaps) without reading every document of the run for every target
+        (the run's documents are indexed by kind once)."""
+        wanted = {(k.group, k.kind) for k in kinds}
+        own = [x for x in docs if (x.group, x.kind) in wanted]
+        if not self.run_docs:
+            return own
+        index = _run_index[0]
+        if index is None or index[0] is not self.run_docs:
+            by: dict = {}
+            for i, x in enumerate(self.run_docs):
+                by.setdefault((x.group, x.kind), []).append((i, x))
+            index = _run_index[0] = (self.run_docs, by)
+        mine = {id(x) for x in own}
+        rest = sorted((pair for key in wanted for pair in index[1].get(key, ()) if id(pair[1]) not in mine),
+                      key=lambda pair: pair[0])
+        return own + [x for _, x in rest]
+
+
+_last_pool: list = [None]     # (docs, run_docs, pool) of the target whose rules run now
+_run_index: list = [None]     # (run_docs, {(group, kind): [documents]})
 
 
 _RULES: dict[str, Rule] | None = None

@@ -9,6 +9,8 @@ components it includes.
 from __future__ import annotations
 
 import re
+import threading
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,6 +37,10 @@ class Layer:
     kfile: Document | None
     patches: list[Patch]
     inputs: list[dict]       # resources the patches apply to
+    # The kustomizations from the one that can be built (the layer's own, or the one that includes this
+    # Component) down to this layer's folder: what renders with and without one of its patches.
+    chain: tuple = ()
+    kpath: Path | None = None   # the layer's kustomization file
 
 
 
@@ -97,9 +103,17 @@ def _patches(folder: Path, spec: dict, kdoc: Document) -> list[Patch]:
     return out
 
 
+_layers: dict = {}
+
+
 def layers(folder: Path, seen: set | None = None) -> list[Layer]:
-    """This kustomization and every local one it reaches, each with its patches and their inputs."""
-    seen = set() if seen is None else seen
+    """This kustomization and every local one it reaches, each with its patches and their inputs (once per
+    folder and run)."""
+    if seen is None:
+        key = folder.resolve()
+        if key not in _layers:
+            _layers[key] = layers(folder, set())
+        return _layers[key]
     folder = folder.resolve()
     if folder in seen:
         return []
@@ -129,8 +143,9 @@ def layers(folder: Path, seen: set | None = None) -> list[Layer]:
         cres = _resources(cdir, cdocs[0].data)
         comp_inputs.extend(cres)
         seen.add(cdir.resolve())
-        out.append(Layer(cdir, cdocs[0], _patches(cdir, cdocs[0].data, cdocs[0]), inputs + list(comp_inputs)))
-    out.insert(0, Layer(folder, kdoc, _patches(folder, spec, kdoc), inputs + comp_inputs))
+        out.append(Layer(cdir, cdocs[0], _patches(cdir, cdocs[0].data, cdocs[0]), inputs + list(comp_inputs),
+                         (folder, cdir.resolve()), ckf))
+    out.insert(0, Layer(folder, kdoc, _patches(folder, spec, kdoc), inputs + comp_inputs, (folder,), kf))
     for entry in spec.get("resources") or []:
         if isinstance(entry, str) and (folder / entry).is_dir():
             out.extend(layers(folder / entry, seen))
@@ -219,3 +234,60 @@ def exists(res: Any, parts: list[str]) -> bool:
         else:
             return False
     return True
+
+
+_effects: dict = {}
+_effects_lock = threading.Lock()
+
+
+def unmatched(layer: Layer, patch: Patch) -> list[dict]:
+    """The selectors of a patch (its target, or each strategic-merge document's kind and name) that select
+    none of the resources the layer includes, as far as reading them can tell."""
+    selectors = [patch.target] if patch.target else [smp_target(s) for s in patch.smp]
+    return [t for t in selectors if not any(selects(t, r) for r in layer.inputs)]
+
+
+def patch_changes_render(layer: Layer, patch: Patch) -> bool | None:
+    """Whether removing the patch from its kustomization changes what the kustomization that can be built
+    (`layer.chain[0]`) renders: rendered with and without it (kdt.render.render_edited), once per patch and
+    run, whatever threads ask. None when that cannot be known (a render fails, the kustomization cannot be
+    rewritten)."""
+    key = (str(layer.kpath), patch.path)
+    with _effects_lock:
+        future = _effects.get(key)
+        owner = future is None
+        if owner:
+            future = _effects[key] = Future()
+    if owner:
+        try:
+            future.set_result(_with_and_without(layer, patch))
+        except BaseException as exc:       # the waiters get it too
+            future.set_exception(exc)
+    return future.result()
+
+
+def _with_and_without(layer: Layer, patch: Patch) -> bool | None:
+    import yaml
+    from ..render import render, render_edited
+    spec = layer.kfile.data if layer.kfile is not None else None
+    entries = spec.get(patch.path[0]) if isinstance(spec, dict) else None
+    root = Path(layer.chain[0]) if layer.chain else None
+    if root is None or layer.kpath is None or not isinstance(entries, list) or patch.path[1] >= len(entries):
+        return None
+    full = render(T.Target(display(root), T.KUSTOMIZE, root.resolve()))
+    if not full.ok:
+        return None
+    without = dict(spec)
+    without[patch.path[0]] = [e for i, e in enumerate(entries) if i != patch.path[1]]
+    text, failure = render_edited(root, {layer.kpath: yaml.safe_dump(without, sort_keys=False)})
+    return None if failure is not None else text != full.text
+
+
+def prefetch_patch_effects(folders: list[Path], jobs: int) -> None:
+    """Render, `jobs` at a time, every patch of these kustomizations whose selector the static check cannot
+    place (what kustomize-patch-target then asks, answered from the cache)."""
+    from concurrent.futures import ThreadPoolExecutor
+    asks = [(layer, p) for folder in folders for layer in layers(folder) for p in layer.patches if unmatched(layer, p)]
+    if jobs > 1 and len(asks) > 1:
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            list(pool.map(lambda a: patch_changes_render(*a), asks))

@@ -317,3 +317,16 @@ def headless_service(jobset: str, namespace: str, spec: dict) -> dict | None:
 # pkg/controllers/jobset_controller.go (v0.10.1, v0.12.0) managedByExternalController: a JobSet whose
 # spec.managedBy is set to anything but this controller's name is left to that controller.
 CONTROLLER_NAME = "jobset.sigs.k8s.io/jobset-controller"
+
+
+def claim_volume_names(spec: dict) -> frozenset:
+    """The volumes the JobSet controller adds to its Jobs' pods: one per volumeClaimPolicies template that a
+    container mounts, named after the template (jobset v0.12.0 pkg/controllers/volume_claim_policy.go
+    addVolumes, called by jobset_controller.go constructJob), so such a mount needs no volume of its own."""
+    names = set()
+    for policy in spec.get("volumeClaimPolicies") or [] if isinstance(spec, dict) else []:
+        for t in (policy.get("templates") or []) if isinstance(policy, dict) else []:
+            name = (t.get("metadata") or {}).get("name") if isinstance(t, dict) and isinstance(t.get("metadata"), dict) else None
+            if isinstance(name, str):
+                names.add(name)
+    return frozenset(names)

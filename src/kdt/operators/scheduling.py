@@ -22,6 +22,21 @@ from .jobset import LABEL_REPLICATED_JOB as JOBSET_RJOB_LABEL   # noqa: F401   e
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
+# The schedulers' API groups and kinds (their official CRDs: kubernetes-sigs/kueue v0.19.2
+# config/components/crd/bases, volcano-sh/volcano v1.15.1 config/crd/volcano/bases,
+# kubernetes-sigs/scheduler-plugins v0.34.7 config/crd/bases; kdt.schemas.crd_sets commits them).
+KUEUE_GROUP = "kueue.x-k8s.io"
+KUEUE_VERSIONS = ("v1beta2", "v1beta1")      # v1beta2 stored, v1beta1 served and deprecated
+# kind -> namespaced (the CRD's scope)
+KUEUE_KINDS = {"AdmissionCheck": False, "ClusterQueue": False, "Cohort": False, "LocalQueue": True,
+               "MultiKueueCluster": False, "MultiKueueConfig": False, "ProvisioningRequestConfig": False,
+               "ResourceFlavor": False, "Topology": False, "WorkloadPriorityClass": False, "Workload": True}
+VOLCANO_SCHEDULING_GROUP = "scheduling.volcano.sh"     # PodGroup (namespaced), Queue (cluster), v1beta1
+VOLCANO_BATCH_GROUP = "batch.volcano.sh"               # Job (namespaced), v1alpha1
+# volcano pkg/apis batch/v1alpha1 job.go TaskSpec: each task is `replicas` pods of its `template`.
+VOLCANO_JOB_TASKS = "tasks"
+COSCHEDULING_GROUP = "scheduling.x-k8s.io"             # scheduler-plugins PodGroup, ElasticQuota (namespaced), v1alpha1
+
 
 def queued(labels) -> bool:
     """Whether a job's own labels queue it in Kueue. Kueue's pod integration leaves alone every pod whose owner

@@ -95,6 +95,37 @@ def has_runtime_patches(version: str) -> bool:
     return version_key(version) >= (2, 2)
 
 
+# The Helm chart each release publishes (charts/kubeflow-trainer at v2.1.0 and later; installed as
+# oci://ghcr.io/kubeflow/charts/kubeflow-trainer, charts/kubeflow-trainer/README.md at v2.3.0).
+HELM_CHART = "kubeflow-trainer"
+
+
+def checked_as(release: str) -> str:
+    """The release of kdt.versions.TRAINER whose API another release shares: 2.2 and later have the
+    runtimePatches shape (checked as 2.3); 2.0 and 2.1 the override shape (checked as 2.1, though 2.0's
+    TrainJob spells podTemplateOverrides `podSpecOverrides`, manifests/base/crds at v2.0.0)."""
+    from .. import versions
+    shaped = [r for r in versions.TRAINER_RELEASES if has_runtime_patches(r) == has_runtime_patches(release)]
+    return shaped[-1] if shaped else versions.TRAINER_DEFAULT
+
+
+def crd_releases(crd: dict) -> list[str]:
+    """The releases whose TrainJob spec fields a TrainJob CustomResourceDefinition has (by
+    TRAINJOB_SPEC_FIELDS; [] for any other CRD): a Trainer CRD in a repository pins its release."""
+    spec = crd.get("spec") if isinstance(crd.get("spec"), dict) else {}
+    names = spec.get("names") if isinstance(spec.get("names"), dict) else {}
+    if spec.get("group") != GROUP or names.get("kind") != TRAINJOB:
+        return []
+    out = []
+    for v in spec.get("versions") or []:
+        try:
+            fields = set(v["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"])
+        except (KeyError, TypeError):
+            continue
+        out += [release for release, known in TRAINJOB_SPEC_FIELDS.items() if fields == set(known)]
+    return out
+
+
 def spec_fields(version: str) -> tuple[str, ...]:
     return TRAINJOB_SPEC_FIELDS["2.3" if has_runtime_patches(version) else "2.1"]
 

@@ -28,6 +28,15 @@ V1_KINDS = {
 }
 REPLICA_SPECS = V1_KINDS[KIND][0]
 
+# API versions of these kinds that another operator serves, not the Training Operator (whose CRDs serve v1
+# only, manifests/base/crds at v1.8.1 and v1.9.4): the MPI Operator's MPIJob, kubeflow.org/v1alpha1,
+# v1alpha2 and v2beta1 (kubeflow/mpi-operator pkg/apis/kubeflow/<version>/types.go; its v2beta1 replaces
+# the Training Operator's MPIJob, which is disabled to install it).
+SERVED_ELSEWHERE = {
+    ("MPIJob", f"{GROUP}/{v}"): "served by the MPI Operator (kubeflow/mpi-operator), not the Training Operator"
+    for v in ("v1alpha1", "v1alpha2", "v2beta1")
+}
+
 # pkg/apis/kubeflow.org/v1/pytorch_types.go (v1.8.1, v1.9.4): PytorchJobDefaultContainerName.
 # The webhook requires a container of this name in every replica, and the operator
 # injects its env and port into it only.

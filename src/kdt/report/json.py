@@ -1,4 +1,4 @@
-"""JSON: {"tool", "version", "summary", "findings": [...]} on one document."""
+"""JSON: {"tool", "version", "summary", "findings": [...], "notes": [...] (when any)} on one document."""
 from __future__ import annotations
 
 import json
@@ -7,7 +7,7 @@ import sys
 from .. import __version__
 
 
-def write(findings, tool: str, out=sys.stdout, documents: int | None = None, targets=None, skipped: int = 0, **_):
+def write(findings, tool: str, out=sys.stdout, documents: int | None = None, targets=None, skipped: int = 0, notes=(), **_):
     errors = sum(1 for f in findings if f.level == "error")
     payload = {
         "tool": tool,
@@ -16,5 +16,7 @@ def write(findings, tool: str, out=sys.stdout, documents: int | None = None, tar
                     "targets": list(targets or []), "skipped_files": skipped},
         "findings": [f.to_dict() for f in findings],
     }
+    if notes:
+        payload["notes"] = [n.strip() for n in notes]
     json.dump(payload, out, indent=2)
     out.write("\n")

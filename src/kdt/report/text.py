@@ -1,6 +1,7 @@
-"""Text: one line per finding, grep-able, then a summary line.
+"""Text: one line per finding, grep-able, then the notes (what the run found and decided), then a summary line.
 
     FILE:LINE:COL: LEVEL [RULE] KIND/NAME PATH: MESSAGE (doc N[, source FILE])
+    note: ...
 """
 from __future__ import annotations
 
@@ -28,9 +29,11 @@ def line(f) -> str:
     return " ".join(parts)
 
 
-def write(findings, tool: str, out=sys.stdout, documents: int | None = None, skipped: int = 0, **_):
+def write(findings, tool: str, out=sys.stdout, documents: int | None = None, skipped: int = 0, notes=(), **_):
     for f in findings:
         print(line(f), file=out)
+    for n in notes:
+        print(f"note: {n}" if not n.startswith("  ") else f"      {n.strip()}", file=out)
     errors = sum(1 for f in findings if f.level == "error")
     warnings = len(findings) - errors
     summary = f"{tool}: {errors} error(s), {warnings} warning(s)"

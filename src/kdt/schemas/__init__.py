@@ -5,9 +5,12 @@
   definition in one file, internal `#/$defs/` references, each top-level kind
   tagged with `x-kubernetes-group-version-kind`).
 - Kubeflow Trainer v2 (`trainer.kubeflow.org/v1alpha1`) and JobSet
-  (`jobset.x-k8s.io/v1alpha2`) per Trainer release, and the Training
-  Operator's `kubeflow.org/v1` PyTorchJob: generated/*.json, written by
-  generate.py from the official API packages.
+  (`jobset.x-k8s.io/v1alpha2`) per Trainer release: generated/trainer-*.json,
+  written by generate.py from the official API packages.
+- The Training Operator's `kubeflow.org/v1` kinds per release, Kueue, Volcano
+  and the scheduler-plugins: their official CRDs, committed
+  (generated/crds-*.json, crd_sets.py) and read by crds.py, which also reads
+  the CRDs a user names (`--crd`) and those a run finds.
 - Argo CD `Application` / `ApplicationSet` (`argoproj.io/v1alpha1`): argocd.json,
   written by hand: Application from Argo CD's documented fields, ApplicationSet
   field by field from pkg/apis/application/v1alpha1/applicationset_types.go
@@ -36,6 +39,7 @@ from typing import Any
 
 import jsonschema_rs
 
+from .. import versions
 from ..errors import UsageError
 from .crd_rules import INT_RANGE
 
@@ -93,8 +97,10 @@ class Pool:
     name: str
     defs: dict
     kinds: dict        # apiVersion -> kind -> definition name
-    # definition name -> what the API server does to an object of it before validating (kdt.schemas.crds)
+    # A CRD's (kdt.schemas.crds): definition name -> what the API server does to the object before validating
+    # it (its null pruning and defaults), and -> the trie of its CEL rules and formats (kdt.schemas.crd_rules.trie)
     admit: dict = field(default_factory=dict)
+    rules: dict = field(default_factory=dict)
 
 
 @functools.lru_cache(maxsize=None)
@@ -122,10 +128,10 @@ def _load(path: Path) -> dict:
 
 @functools.lru_cache(maxsize=None)
 def kubeflow_pool(trainer: str) -> Pool:
-    """Trainer <trainer> + JobSet + Training Operator v1 + Argo CD definitions."""
+    """Trainer <trainer> + JobSet + Argo CD definitions."""
     defs: dict = {}
     kinds: dict = {}
-    files = [GENERATED / f"trainer-{trainer}.json", *sorted(GENERATED.glob("training-operator-*.json")), ARGOCD]
+    files = [GENERATED / f"trainer-{trainer}.json", ARGOCD]
     for f in files:
         payload = _load(f)
         for name, d in payload["$defs"].items():
@@ -216,7 +222,8 @@ class KindSchema:
     origin: str          # "Kubernetes 1.35", "Trainer 2.3"
     schema: dict
     validator: Any
-    admit: Any = None    # object -> object as the API server validates it (a CRD's null pruning), or None
+    admit: Any = None    # object -> object as the API server validates it (a CRD's null pruning and defaults), or None
+    rules: Any = None    # a CRD's CEL rules and formats (kdt.schemas.crd_rules.trie), or None
 
     def resolve(self, node: Any) -> Any:
         seen = 0
@@ -250,28 +257,40 @@ class KindSchema:
 
 
 class Registry:
-    """Schemas for one (Kubernetes version, Trainer version)."""
+    """Schemas for one (Kubernetes version, Trainer version, Training Operator release, CRDs of the run).
 
-    def __init__(self, kubernetes_version: str, trainer_version: str, crds: tuple[str, ...] = ()):
+    Pools in the order they win: the Kubeflow pool (Trainer, JobSet, Argo CD; its `kubernetes:` references land
+    in the Kubernetes pool), Kubernetes, the Training Operator release's CRDs, the CRDs the user named
+    (`--crd`), the CRDs found in the run (`found`, kdt.schemas.crds.RunCrds), the schedulers' committed CRDs
+    (kdt.schemas.crd_sets): the project's own schemas of a kind win, and a repository's own CRD of a
+    scheduler's kind wins over the release the project ships."""
+
+    def __init__(self, kubernetes_version: str, trainer_version: str, crds: tuple[str, ...] = (),
+                 found: Any = None, training_operator: str = versions.TRAINING_OPERATOR_DEFAULT):
         self.kubernetes_version = kubernetes_version
         self.trainer_version = trainer_version
+        self.training_operator = training_operator
         self.crds = crds
+        self.found = found
         self._compiled: dict = {}
 
     @functools.cached_property
     def pools(self) -> list[Pool]:
-        # The Kubeflow pool first: its kinds win; its `kubernetes:` references land in the Kubernetes pool.
-        # The CRDs the user named (kdt.schemas.crds) last: the project's own schemas of a kind win.
-        from . import crds
-        extra = list(crds.load(self.crds)) if self.crds else []
-        return [kubeflow_pool(self.trainer_version), kubernetes_pool(self.kubernetes_version), *extra]
+        from . import crd_sets, crds
+        named = list(crds.load(self.crds)) if self.crds else []
+        run = list(self.found.pools) if self.found is not None else []
+        return [kubeflow_pool(self.trainer_version), kubernetes_pool(self.kubernetes_version),
+                *crd_sets.pools(crd_sets.training_operator_set(self.training_operator)), *named, *run,
+                *(p for name in crd_sets.SCHEDULERS for p in crd_sets.pools(name))]
+
+    def definitions(self, api_version: str, kind: str) -> list[tuple[Pool, str]]:
+        """Every (pool, definition) of this apiVersion and kind, the winning one first."""
+        return [(pool, pool.kinds[api_version][kind]) for pool in self.pools
+                if kind in pool.kinds.get(api_version, {})]
 
     def definition(self, api_version: str, kind: str) -> tuple[Pool, str] | None:
-        for pool in self.pools:
-            name = pool.kinds.get(api_version, {}).get(kind)
-            if name:
-                return pool, name
-        return None
+        found = self.definitions(api_version, kind)
+        return found[0] if found else None
 
     @functools.cached_property
     def groups(self) -> frozenset[str]:
@@ -284,27 +303,41 @@ class Registry:
     def api_versions_for(self, kind: str) -> list[str]:
         return sorted({av for pool in self.pools for av, ks in pool.kinds.items() if kind in ks})
 
-    def get(self, api_version: str, kind: str) -> KindSchema | None:
-        key = (api_version, kind)
-        if key in self._compiled:
-            return self._compiled[key]
-        found = self.definition(api_version, kind)
-        ks = None
-        if found is not None:
-            pool, name = found
-            if pool is self.pools[0]:
-                reach = self.pools
-            elif pool is self.pools[1]:
-                reach = [pool]
-            else:                              # a CRD's: its metadata is Kubernetes' ObjectMeta
-                reach = [pool, self.pools[1]]
-            schema = closure(name, reach)
+    def _compile(self, api_version: str, kind: str, pool: Pool, name: str) -> KindSchema | None:
+        if pool is self.pools[0]:
+            reach = self.pools
+        elif pool is self.pools[1]:
+            reach = [pool]
+        else:                              # a CRD's: its metadata (and PodTemplateSpecs) are Kubernetes'
+            reach = [pool, self.pools[1]]
+        schema = closure(name, reach)
+        try:
             validator = jsonschema_rs.validator_for(with_int_ranges(schema))
-            ks = KindSchema(api_version, kind, pool.name, schema, validator, pool.admit.get(name))
-        self._compiled[key] = ks
-        return ks
+        except (jsonschema_rs.ValidationError, ValueError):
+            # A CRD found in the run whose schema JSON Schema cannot compile (a --crd one is refused up front,
+            # kdt.schemas.crds._check): that CRD gives no schema; another may.
+            return None
+        return KindSchema(api_version, kind, pool.name, schema, validator, pool.admit.get(name), pool.rules.get(name))
+
+    def all(self, api_version: str, kind: str) -> list[KindSchema]:
+        """Every usable schema of this apiVersion and kind, the winning one first (several CRDs of one kind
+        can meet in a run: a document that one of them accepts is accepted)."""
+        key = (api_version, kind)
+        if key not in self._compiled:
+            out = []
+            for pool, name in self.definitions(api_version, kind):
+                ks = self._compile(api_version, kind, pool, name)
+                if ks is not None:
+                    out.append(ks)
+            self._compiled[key] = out
+        return self._compiled[key]
+
+    def get(self, api_version: str, kind: str) -> KindSchema | None:
+        found = self.all(api_version, kind)
+        return found[0] if found else None
 
 
 @functools.lru_cache(maxsize=None)
-def registry(kubernetes_version: str, trainer_version: str, crds: tuple[str, ...] = ()) -> Registry:
-    return Registry(kubernetes_version, trainer_version, crds)
+def registry(kubernetes_version: str, trainer_version: str, crds: tuple[str, ...] = (), found: Any = None,
+             training_operator: str = versions.TRAINING_OPERATOR_DEFAULT) -> Registry:
+    return Registry(kubernetes_version, trainer_version, crds, found, training_operator)

@@ -46,23 +46,34 @@ def _in_k8s_type(path: tuple) -> bool:
     return any(path[i] == "replicatedJobs" and "template" in path[i + 1:] for i in range(len(path)))
 
 
-def _walk(node: Any, path: tuple, out: list) -> None:
+def _walk(node: Any, path: tuple, out: list, enums: bool = True, k8s_type=_in_k8s_type) -> None:
+    """Every CEL rule (but those comparing with `oldSelf`), enum (`enums`) and int32/int64 format of a CRD
+    schema node and the nodes below it, `status` aside; `k8s_type(path)`: a subtree whose enums and formats
+    are the Kubernetes schemas' business."""
     if not isinstance(node, dict) or path[:1] == ("status",):
         return
     for v in node.get("x-kubernetes-validations") or ():
-        if "oldSelf" not in v.get("rule", ""):
+        if isinstance(v, dict) and isinstance(v.get("rule"), str) and "oldSelf" not in v["rule"]:
             out.append({"path": list(path), "cel": v["rule"], "message": v.get("message") or v["rule"]})
-    if not _in_k8s_type(path):
-        if "enum" in node:
+    if not k8s_type(path):
+        if enums and "enum" in node:
             out.append({"path": list(path), "enum": node["enum"]})
         if node.get("format") in INT_RANGE and node.get("type") == "integer":
             out.append({"path": list(path), "format": node["format"]})
-    for k, p in (node.get("properties") or {}).items():
-        _walk(p, path + (k,), out)
+    for k, p in (node.get("properties") or {}).items() if isinstance(node.get("properties"), dict) else ():
+        _walk(p, path + (k,), out, enums, k8s_type)
     if isinstance(node.get("items"), dict):
-        _walk(node["items"], path + ("*",), out)
+        _walk(node["items"], path + ("*",), out, enums, k8s_type)
     if isinstance(node.get("additionalProperties"), dict):
-        _walk(node["additionalProperties"], path + ("*",), out)
+        _walk(node["additionalProperties"], path + ("*",), out, enums, k8s_type)
+
+
+def schema_rules(schema: dict) -> list[dict]:
+    """The CEL rules and integer formats of any CRD version's openAPIV3Schema (its enums are the JSON
+    schema's, kdt.schemas.crds): what a CustomResourceDefinition found in a run adds to its structure."""
+    out: list = []
+    _walk(schema, (), out, enums=False, k8s_type=lambda path: False)
+    return out
 
 
 def extract(crds: list[dict], release: str, source: str) -> dict:
@@ -123,7 +134,11 @@ class _Node:
 
 @functools.lru_cache(maxsize=None)
 def _trie(release: str, api_version: str, kind: str) -> _Node | None:
-    rules = rules_for(release, api_version, kind)
+    return trie(rules_for(release, api_version, kind))
+
+
+def trie(rules: list[dict]) -> _Node | None:
+    """The rules as a trie of their paths (None when there is none)."""
     if not rules:
         return None
     root = _Node()
@@ -235,7 +250,11 @@ def _project(value: Any, chains) -> Any:
 
 def _cel(rule: str, value: Any) -> tuple[bool, str]:
     """(holds, error text) of one CEL rule on one value."""
-    projected = _project(value, _chains(rule))
+    try:
+        chains = _chains(rule)
+    except RecursionError:
+        chains = None
+    projected = _project(value, chains)
     try:
         key = (rule, json.dumps(projected, sort_keys=True, separators=(",", ":")))
     except (TypeError, ValueError):
@@ -285,11 +304,19 @@ def _program(rule: str):
 
 def violations(release: str, api_version: str, kind: str, data: dict) -> Iterator[tuple[tuple, str, str]]:
     """(path, message, how) for each CRD enum, format or CEL rule the object breaks."""
-    trie = _trie(release, api_version, kind)
-    if trie is None:
+    yield from violations_of(_trie(release, api_version, kind), data)
+
+
+def violations_of(rules: _Node | None, data: dict, lenient: bool = False) -> Iterator[tuple[tuple, str, str]]:
+    """(path, message, how) for each rule of a trie (`trie(rules)`) the object breaks.
+
+    `lenient`: a rule this engine cannot compile or evaluate on the value says nothing (the rules of a CRD
+    found in a run, written for the API server's CEL environment and its libraries, kdt.schemas.crds),
+    where the Trainer CRDs' rules, all of which are known to run here, report it."""
+    if rules is None:
         return
     found: list = []
-    _matches(trie, data, (), found)
+    _matches(rules, data, (), found)
     for r, path, value in found:
         if "enum" in r:
             if value not in r["enum"]:
@@ -301,6 +328,8 @@ def violations(release: str, api_version: str, kind: str, data: dict) -> Iterato
                 yield path, f"{value} is out of the {r['format']} range", "format"
         else:
             ok, error = _cel(r["cel"], value)
+            if error and lenient:
+                continue
             if error:
                 yield path, f"{r['message']} (CEL rule `{r['cel']}` failed: {error})", "cel"
             elif not ok:
@@ -332,10 +361,14 @@ def main(argv=None) -> int:
             return 2
     text = dumps(extract(crds, args.trainer, f"kubeflow/trainer v{args.trainer}.0 manifests/base/crds/"
                                              + ", ".join(f.name for f in files)))
-    out = output_path(args.trainer)
-    if args.check:
+    return write_or_check(output_path(args.trainer), text, args.check, "crd_rules.py", str(folder))
+
+
+def write_or_check(out: Path, text: str, check: bool, prog: str, source: str) -> int:
+    """A generator's last step: write the committed file, or (`check`) exit 1 when it differs from `text`."""
+    if check:
         if not out.is_file() or out.read_text() != text:
-            print(f"crd_rules.py: {out.name} is stale: regenerate it from {folder}", file=sys.stderr)
+            print(f"{prog}: {out.name} is stale: regenerate it from {source}", file=sys.stderr)
             return 1
         return 0
     out.write_text(text)

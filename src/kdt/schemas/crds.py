@@ -1,4 +1,5 @@
-"""Schemas from CustomResourceDefinitions the user names (`validate --crd PATH`).
+"""Schemas from CustomResourceDefinitions: those the user names (`validate --crd PATH`), those a run meets
+(`RunCrds`), and the official ones the project commits (kdt.schemas.crd_sets).
 
 A repository that installs another operator (Kueue, Volcano, the
 scheduler-plugins, ...) usually keeps that operator's CRDs beside the objects
@@ -14,7 +15,17 @@ read as the API server reads it:
   default takes its place where the schema has one), as the API server does
   (apiextensions-apiserver pkg/apiserver/customresource_handler.go, which calls
   pkg/apiserver/schema/defaulting/prunenulls.go PruneNonNullableNullsWithoutDefaults
-  after pruning; v0.35.0), so a null is no error.
+  after pruning; v0.35.0), so a null is no error;
+- the schema's defaults are applied before anything is checked, as the API
+  server applies them when it decodes the object (apiextensions-apiserver
+  v0.35.0 pkg/apiserver/schema/defaulting/algorithm.go Default, called by
+  customresource_handler.go unstructuredDefaulter), so a required field with a
+  default may be left out and a CEL rule reads the defaulted value;
+- CEL rules (`x-kubernetes-validations`, but those comparing with `oldSelf`,
+  which judge updates only) and int32/int64 formats are checked by the engine
+  of the Trainer CRDs (kdt.schemas.crd_rules), leniently: a rule that needs a
+  function of the API server's CEL libraries this engine lacks (`quantity`,
+  `isSorted`, ...) or that cannot be evaluated on the value says nothing.
 
 `apiextensions.k8s.io/v1beta1` CRDs, which older repositories still ship, are
 read as the API servers that served them (Kubernetes 1.21 and before) read them:
@@ -25,10 +36,12 @@ unknown fields are kept (no error) and nulls are not pruned (as there, nothing i
 pruned) unless the CRD sets it to false (apiextensions v1beta1 types.go and
 defaults.go). A version without any schema accepts any content.
 
-Not applied: CEL rules (`x-kubernetes-validations`), formats, defaults and
-conversion webhooks; so nothing is reported that the CRD does not spell out.
-The project's own schemas of a kind (Kubeflow, JobSet, Argo CD, Kubernetes) win
-over a CRD's.
+A schema node marked `x-kdt-kubernetes: <definition>` (the committed CRD sets
+of kdt.schemas.crd_sets put it where a CRD embeds a PodTemplateSpec) is that
+Kubernetes definition, of the Kubernetes version being validated.
+
+Not applied: conversion webhooks. The project's own schemas of a kind (Kubeflow,
+JobSet, Argo CD, Kubernetes) win over a CRD's.
 """
 from __future__ import annotations
 
@@ -42,7 +55,7 @@ import jsonschema_rs
 from .. import kinds as K
 from ..documents import load_paths
 from ..errors import UsageError
-from . import Pool
+from . import Pool, crd_rules
 
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 _DROP = {"description", "default", "example", "externalDocs", "format", "nullable", "x-kubernetes-validations",
@@ -50,6 +63,7 @@ _DROP = {"description", "default", "example", "externalDocs", "format", "nullabl
          "x-kubernetes-int-or-string", "x-kubernetes-preserve-unknown-fields", "x-kubernetes-embedded-resource"}
 _SUBSCHEMA = ("items", "additionalProperties", "not")
 _SUBSCHEMAS = ("allOf", "anyOf", "oneOf")
+KUBERNETES_REF = "x-kdt-kubernetes"    # a node that is a Kubernetes definition (kdt.schemas.crd_sets)
 
 
 def to_json_schema(node: Any, preserve: bool = False) -> Any:
@@ -58,6 +72,8 @@ def to_json_schema(node: Any, preserve: bool = False) -> Any:
     `preserve`: the CRD keeps unknown fields everywhere (a v1beta1 CRD's default)."""
     if not isinstance(node, dict):
         return node
+    if isinstance(node.get(KUBERNETES_REF), str):
+        return {"$ref": f"#/$defs/{node[KUBERNETES_REF]}"}
     out: dict = {}
     for key, value in node.items():
         if key in _DROP:
@@ -150,11 +166,90 @@ def _null_pruner(schema: dict):
     return admit
 
 
+def _sub(node: Any, key: str) -> Any:
+    value = node.get(key) if isinstance(node, dict) else None
+    return value if isinstance(value, dict) else None
+
+
+def apply_defaults(x: Any, node: Any) -> None:
+    """Structural defaulting, in place: apiextensions-apiserver v0.35.0
+    pkg/apiserver/schema/defaulting/algorithm.go Default. A property that is absent (or a null the schema
+    does not allow) takes a deep copy of its default; then every value is defaulted by its own schema
+    (a default just set included)."""
+    if not isinstance(node, dict):
+        return
+    if isinstance(x, dict):
+        props = node.get("properties") if isinstance(node.get("properties"), dict) else {}
+        for k, prop in props.items():
+            if isinstance(prop, dict) and prop.get("default") is not None:
+                if k not in x or (x[k] is None and prop.get("nullable") is not True):
+                    x[k] = copy.deepcopy(prop["default"])
+        extra = _sub(node, "additionalProperties")
+        for k in list(x):
+            if k in props:
+                apply_defaults(x[k], props[k])
+            elif extra is not None:
+                if x[k] is None and extra.get("nullable") is not True and extra.get("default") is not None:
+                    x[k] = copy.deepcopy(extra["default"])
+                apply_defaults(x[k], extra)
+    elif isinstance(x, list):
+        items = _sub(node, "items")
+        for i in range(len(x)):
+            if items is not None and x[i] is None and items.get("nullable") is not True \
+                    and items.get("default") is not None:
+                x[i] = copy.deepcopy(items["default"])
+            apply_defaults(x[i], items)
+
+
+def _has_default(node: Any) -> bool:
+    if not isinstance(node, dict):
+        return False
+    if "default" in node:
+        return True
+    props = node.get("properties") if isinstance(node.get("properties"), dict) else {}
+    return any(_has_default(v) for v in props.values()) or _has_default(node.get("items")) \
+        or _has_default(node.get("additionalProperties"))
+
+
+def _defaulter(schema: dict):
+    """What the API server does to an object of this schema before validating it: its defaults (metadata
+    aside: it is ObjectMeta, which has none here). None when the schema has no default anywhere."""
+    props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+    node = {**schema, "properties": {k: v for k, v in props.items() if k != "metadata"}}
+    if not _has_default(node):
+        return None
+
+    def admit(data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        out = copy.deepcopy({k: v for k, v in data.items() if k != "metadata"})
+        apply_defaults(out, node)
+        return {**out, "metadata": data["metadata"]} if "metadata" in data else out
+    return admit
+
+
+def _chain(steps):
+    """One admission of several steps, in order (nulls pruned, then defaults)."""
+    if len(steps) == 1:
+        return steps[0]
+
+    def admit(data: Any) -> Any:
+        for step in steps:
+            data = step(data)
+        return data
+    return admit
+
+
 def _check(doc, version: str, root: dict) -> None:
     """A schema that cannot be compiled (a type or pattern JSON Schema does not know) is the CRD's fault:
     one line naming it, not a traceback later."""
+    from . import _refs
+    refs: list = []
+    _refs(root, refs)
+    stubs = {r.rsplit("/", 1)[-1]: {"type": "object"} for r in refs if r.startswith("#/$defs/")}
     try:
-        jsonschema_rs.validator_for({**root, "properties": {**root["properties"], "metadata": {"type": "object"}}})
+        jsonschema_rs.validator_for({**root, "properties": {**root["properties"], "metadata": {"type": "object"}},
+                                     "$defs": stubs})
     except (jsonschema_rs.ValidationError, ValueError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise UsageError(f"--crd {doc.file}:{doc.line or 0}: CustomResourceDefinition {doc.name} version "
@@ -178,8 +273,12 @@ def _versions(spec: dict, beta: bool) -> list[tuple[str, Any]]:
     return out
 
 
-def pools_of(docs) -> list[Pool]:
-    """One pool per CRD document (v1, or v1beta1 as its era read it): every served version that has a schema."""
+def pools_of(docs, strict: bool = True) -> list[Pool]:
+    """One pool per CRD document (v1, or v1beta1 as its era read it): every served version that has a schema, with
+    what the API server does before validating (null pruning, defaults) and its CEL rules.
+
+    `strict`: a schema that cannot be compiled is a UsageError now (`--crd`); otherwise the registry finds
+    out when a document first needs it, and that kind is then left without a schema."""
     out = []
     for doc in docs:
         if not K.CRD.matches(doc) or not isinstance(doc.data, dict):
@@ -192,7 +291,7 @@ def pools_of(docs) -> list[Pool]:
             continue
         # v1beta1 types.go: preserveUnknownFields defaults to true; v1 requires false.
         preserve = beta and spec.get("preserveUnknownFields") is not False
-        defs, kinds, admit = {}, {}, {}
+        defs, kinds, admit, rules = {}, {}, {}, {}
         for version, schema in _versions(spec, beta):
             if not isinstance(schema, dict):
                 if not beta:
@@ -200,12 +299,17 @@ def pools_of(docs) -> list[Pool]:
                 schema = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
             name = f"crd.{group}.{version}.{kind}"
             defs[name] = _root(schema, preserve)
-            _check(doc, version, defs[name])
+            if strict:
+                _check(doc, version, defs[name])
             kinds.setdefault(f"{group}/{version}", {})[kind] = name
-            if not preserve:
-                admit[name] = _null_pruner(schema)
+            steps = [f for f in ((None if preserve else _null_pruner(schema)), _defaulter(schema)) if f is not None]
+            if steps:
+                admit[name] = _chain(steps)
+            found = crd_rules.schema_rules(schema)
+            if found:
+                rules[name] = crd_rules.trie(found)
         if kinds:
-            out.append(Pool(f"CRD {doc.name} ({Path(doc.file).name})", defs, kinds, admit))
+            out.append(Pool(f"CRD {doc.name} ({Path(doc.file).name})", defs, kinds, admit, rules))
     return out
 
 
@@ -229,3 +333,55 @@ def load(paths: tuple[str, ...]) -> tuple[Pool, ...]:
     if not pools:
         raise UsageError(f"--crd {', '.join(paths)}: no CustomResourceDefinition with a schema")
     return tuple(pools)
+
+
+class RunCrds:
+    """The CustomResourceDefinitions one run found (a walked repository, the files named, what its targets
+    render): each becomes the schema of its kind for that run, as `--crd` does, and the output names them.
+
+    The same CRD met twice (a base rendered by several overlays) counts once; two different CRDs of one kind
+    both count (a document either accepts is valid, kdt.schemas.Registry.all). A CRD whose schema cannot be
+    used here gives no schema (kdt.schemas.Registry._compile). Forked workers (kdt.stream) find the object
+    by its number instead of receiving a copy."""
+
+    _live: dict = {}
+
+    def __init__(self, docs):
+        import json
+        unique: dict = {}
+        texts: set = set()
+        for d in docs:
+            if K.CRD.matches(d) and isinstance(d.data, dict) and isinstance(d.data.get("spec"), dict):
+                if d.text and d.text in texts:
+                    continue            # the same text again (a base rendered by several overlays)
+                texts.add(d.text)
+                key = json.dumps(d.data["spec"], sort_keys=True, default=str)
+                unique.setdefault(key, d)
+        self.docs = list(unique.values())
+        pools, self.found = [], []
+        for d in self.docs:
+            for p in pools_of([d], strict=False):
+                pools.append(Pool(f"CRD {d.name} ({d.file})", p.defs, p.kinds, p.admit, p.rules))
+                kind = next(iter(next(iter(p.kinds.values()))))
+                vers = ", ".join(av.split("/", 1)[1] for av in p.kinds)
+                self.found.append(f"{kind} ({d.data['spec'].get('group')} {vers}) from {d.file}")
+        self.pools = tuple(pools)
+        self.number = len(RunCrds._live)
+        RunCrds._live[self.number] = self
+
+    def __reduce__(self):
+        return (_run_crds, (self.number,))
+
+    def __bool__(self) -> bool:
+        return bool(self.pools)
+
+    def note(self) -> list[str]:
+        """What the output says: how many CRDs give schemas, then one line per CRD."""
+        if not self.found:
+            return []
+        return [f"{len(self.found)} CustomResourceDefinition(s) of this run give schemas to their kinds:",
+                *(f"  {line}" for line in self.found)]
+
+
+def _run_crds(number: int) -> RunCrds:
+    return RunCrds._live[number]

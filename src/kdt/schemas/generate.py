@@ -1,4 +1,4 @@
-"""Generate the committed JSON schemas of the Kubeflow and JobSet kinds.
+"""Generate the committed JSON schemas of the Trainer and JobSet kinds.
 
     .venv/bin/python src/kdt/schemas/generate.py           # rewrite src/kdt/schemas/generated/*.json
     .venv/bin/python src/kdt/schemas/generate.py --check   # exit 1 when regenerating would change them
@@ -18,21 +18,13 @@ per release because only one version of a package fits in an environment):
   * `Optional[X]` (`anyOf: [X, null]`) becomes X with `null` allowed, so that
     errors name the real type instead of "not valid under any of anyOf";
   * titles, descriptions and defaults are dropped (they do not validate).
-- `kubeflow-training` 1.9.4: the openapi-generator classes of the Training
-  Operator's `kubeflow.org/v1` PyTorchJob, read from their `openapi_types`,
-  `attribute_map` and required-argument checks (parsed, not imported: the
-  package imports the `kubernetes` client). Kubernetes types they refer to
-  (V1PodTemplateSpec, V1ObjectMeta, ...) become `kubernetes:<definition>`
-  references that the loader resolves against the Kubernetes schemas of the
-  version being validated (kubernetes-validate's strict definitions).
-
-Argo CD's Application/ApplicationSet schema is written by hand (argocd.json):
+The Training Operator's `kubeflow.org/v1` kinds come from its official CRDs of
+each release (kdt.schemas.crd_sets), not from a package. Argo CD's Application/ApplicationSet schema is written by hand (argocd.json):
 no package on PyPI ships it.
 """
 from __future__ import annotations
 
 import argparse
-import ast
 import json
 import re
 import subprocess
@@ -42,7 +34,6 @@ from pathlib import Path
 from .. import versions
 from ..operators import jobset as JS
 from ..operators import trainer_v2 as TV2
-from ..operators import training_operator_v1 as TO1
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
@@ -51,8 +42,6 @@ SOURCES = ROOT / ".venv" / "schema-sources"
 
 TRAINER_API = "kubeflow-trainer-api"
 TRAINER_RELEASES = versions.TRAINER
-TRAINING = "kubeflow-training"
-TRAINING_RELEASE = versions.TRAINING_OPERATOR.lstrip("v")
 
 INT_OR_STRING = {"type": ["string", "integer", "null"]}
 QUANTITY = {"type": ["string", "number", "null"]}
@@ -179,108 +168,6 @@ def emit_trainer(folder: str) -> dict:
             "$defs": dict(sorted(defs.items()))}
 
 
-# --- Training Operator v1 (openapi-generator classes) --------------------------------------------
-
-# Kubernetes client class -> Kubernetes definition (resolved per Kubernetes version by the loader).
-_K8S_PACKAGES = {"V1ObjectMeta": "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta",
-                 "V1ListMeta": "io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta",
-                 "V1Time": "io.k8s.apimachinery.pkg.apis.meta.v1.Time",
-                 "Quantity": "io.k8s.apimachinery.pkg.api.resource.Quantity",
-                 "V1LabelSelector": "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector",
-                 "V1PodTemplateSpec": "io.k8s.api.core.v1.PodTemplateSpec"}
-
-
-def _k8s_ref(cls: str) -> str:
-    if cls in _K8S_PACKAGES:
-        return _K8S_PACKAGES[cls]
-    m = re.match(r"^K8sIoApi([A-Z][a-z0-9]+)(V\d+(?:(?:alpha|beta)\d+)?)(\w+)$", cls)
-    if m:
-        return f"io.k8s.api.{m.group(1).lower()}.{m.group(2).lower()}.{m.group(3)}"
-    m = re.match(r"^(V\d+(?:(?:alpha|beta)\d+)?)(\w+)$", cls)
-    if m:
-        return f"io.k8s.api.core.{m.group(1).lower()}.{m.group(2)}"
-    raise SystemExit(f"generate: no Kubernetes definition known for {cls}")
-
-
-def _v1_type(t: str, prefix: str) -> dict:
-    simple = {"str": {"type": ["string", "null"]}, "int": {"type": ["integer", "null"]},
-              "float": {"type": ["number", "null"]}, "bool": {"type": ["boolean", "null"]},
-              "datetime": {"type": ["string", "null"]}, "date": {"type": ["string", "null"]},
-              "object": {}}
-    if t in simple:
-        return dict(simple[t])
-    m = re.match(r"^list\[(.+)\]$", t)
-    if m:
-        return {"type": ["array", "null"], "items": _v1_type(m.group(1), prefix)}
-    m = re.match(r"^dict\(str, (.+)\)$", t)
-    if m:
-        return {"type": ["object", "null"], "additionalProperties": _v1_type(m.group(1), prefix)}
-    if t.startswith(prefix):
-        return {"$ref": f"#/$defs/{t}"}
-    if t == "Quantity":
-        return dict(QUANTITY)
-    return {"$ref": f"kubernetes:{_k8s_ref(t)}"}
-
-
-def _read_v1_class(path: Path) -> tuple[str, dict, dict, list]:
-    tree = ast.parse(path.read_text())
-    for node in tree.body:
-        if isinstance(node, ast.ClassDef):
-            types, amap = {}, {}
-            for stmt in node.body:
-                if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name):
-                    if stmt.targets[0].id == "openapi_types":
-                        types = ast.literal_eval(stmt.value)
-                    elif stmt.targets[0].id == "attribute_map":
-                        amap = ast.literal_eval(stmt.value)
-            required = re.findall(r"client_side_validation and (\w+) is None:", path.read_text())
-            return node.name, types, amap, required
-    raise SystemExit(f"generate: no class in {path}")
-
-
-# The Training Operator SDK lists runPolicy as required, but the PyTorchJob CRD
-# of the Training Operator (v1.8.1 manifests/base/crds/kubeflow.org_pytorchjobs.yaml,
-# `spec.required: [pytorchReplicaSpecs]`) does not: the API server accepts a job
-# without it, and so do we.
-_V1_NOT_REQUIRED = {("KubeflowOrgV1PyTorchJobSpec", "runPolicy")}
-# Status is written by the operator, never by a manifest: its required fields are not enforced.
-_V1_SKIP_REQUIRED = {"KubeflowOrgV1JobStatus", "KubeflowOrgV1JobCondition", "KubeflowOrgV1ReplicaStatus"}
-
-
-def emit_training(folder: str) -> dict:
-    models = Path(folder) / "kubeflow" / "training" / "models"
-    prefix = "KubeflowOrgV1"
-    classes = {}
-    for path in sorted(models.glob("kubeflow_org_v1_*.py")):
-        name, types, amap, required = _read_v1_class(path)
-        classes[name] = (types, amap, required)
-
-    defs: dict = {}
-    todo = ["KubeflowOrgV1PyTorchJob"]
-    while todo:
-        name = todo.pop()
-        if name in defs:
-            continue
-        types, amap, required = classes[name]
-        props = {}
-        for attr, t in types.items():
-            props[amap[attr]] = _v1_type(t, prefix)
-            todo.extend(re.findall(rf"\b({prefix}\w+)", t))
-        req = sorted(amap[a] for a in required if (name, amap[a]) not in _V1_NOT_REQUIRED)
-        d = {"type": ["object", "null"], "properties": dict(sorted(props.items())), "additionalProperties": False}
-        if req and name not in _V1_SKIP_REQUIRED:
-            d["required"] = req
-        defs[name] = d
-    root = defs["KubeflowOrgV1PyTorchJob"]
-    root["properties"]["apiVersion"] = {"type": "string", "enum": [TO1.API_VERSION]}
-    root["properties"]["kind"] = {"type": "string", "enum": [TO1.KIND]}
-    root["required"] = sorted(set(root.get("required", [])) | {"apiVersion", "kind"})
-    root["type"] = "object"
-    return {"source": f"{TRAINING}=={TRAINING_RELEASE}",
-            "kinds": {TO1.API_VERSION: {TO1.KIND: "KubeflowOrgV1PyTorchJob"}},
-            "$defs": dict(sorted(defs.items()))}
-
-
 # --- driver ---------------------------------------------------------------------------------------
 
 def dumps(payload: dict) -> str:
@@ -300,8 +187,6 @@ def generate() -> dict[str, str]:
     for short, release in TRAINER_RELEASES.items():
         payload = _emit("trainer", source_dir(TRAINER_API, release))
         files[f"trainer-{short}.json"] = dumps(payload)
-    payload = _emit("training", source_dir(TRAINING, TRAINING_RELEASE))
-    files[f"training-operator-{TRAINING_RELEASE}.json"] = dumps(payload)
     return files
 
 
@@ -313,14 +198,15 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.emit:
         mode, folder = args.emit
-        payload = emit_trainer(folder) if mode == "trainer" else emit_training(folder)
+        payload = emit_trainer(folder)
         sys.stdout.write(json.dumps(payload))
         return 0
     files = generate()
     if args.check:
         stale = [n for n, text in files.items()
                  if not (OUT / n).is_file() or (OUT / n).read_text() != text]
-        extra = sorted(p.name for p in OUT.glob("*.json") if p.name not in files)
+        # crds-*.json are kdt.schemas.crd_sets' (generated from CRDs, checked by its own test)
+        extra = sorted(p.name for p in OUT.glob("*.json") if p.name not in files and not p.name.startswith("crds-"))
         for n in stale:
             print(f"generate: {OUT / n} is out of date; run make schemas", file=sys.stderr)
         for n in extra:

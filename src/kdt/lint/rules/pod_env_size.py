@@ -131,7 +131,7 @@ def check(docs, ctx):
     stack = int(ctx.opt("stack_limit_bytes") or OPTIONS["stack_limit_bytes"])
     limit = max(min(STK_LIM_CAP, stack // 4), MAX_ARG_STRLEN)
     pool = ctx.pool(docs)
-    sources = _sources(pool)
+    sources = _sources(ctx.pool_of(docs, K.CONFIGMAP, K.SECRET))
     for doc in docs:
         for pt, path, c in all_containers(doc):
             if pt is None:          # a TrainJob's trainer: checked in the pod the operator makes of it

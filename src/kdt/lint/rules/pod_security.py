@@ -222,8 +222,7 @@ def _trainjob_pods(found: dict, judge: _Judge, expanded) -> None:
 
 def check(docs, ctx):
     from ...merge_preview import expand_documents
-    pool = ctx.pool(docs)
-    judge = _Judge(ctx, pool)
+    judge = _Judge(ctx, ctx.pool_of(docs, K.NAMESPACE))
     found: dict = {}
     for doc in docs:
         if K.NAMESPACE.matches(doc):
@@ -238,7 +237,8 @@ def check(docs, ctx):
                 _add(found, doc, root + b.path, b, level, _message(_who(doc, pt.role), b, head))
     jobs = [x for x in docs if K.PYTORCHJOB.matches(x) or K.TRAINJOB.matches(x)]
     if jobs:
-        expanded, _ = expand_documents(jobs + K.runtimes(pool), options=ctx.cluster.options if ctx.cluster else None)
+        expanded, _ = expand_documents(jobs + ctx.pool_of(docs, *K.RUNTIMES),
+                                       options=ctx.cluster.options if ctx.cluster else None)
         _pytorchjob_pods(found, judge, expanded)
         _trainjob_pods(found, judge, expanded)
     for _, f in found.values():

@@ -81,8 +81,8 @@ def _caps(ps: dict, labels: dict, pods: int):
 
 
 def check(docs, ctx):
-    pool = ctx.pool(docs)
-    used = {id(runtime_for(job, pool)) for job in trainjobs(pool)}
+    pool = ctx.pool_of(docs, *K.RUNTIMES)       # runtime_for reads runtimes only
+    used = {id(runtime_for(job, pool)) for job in ctx.pool_of(docs, K.TRAINJOB)}
     for doc in docs:
         runtime = K.of(doc) in K.RUNTIMES
         if runtime and id(doc) in used:

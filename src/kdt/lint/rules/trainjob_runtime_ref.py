@@ -23,8 +23,9 @@ WHY = ("A runtime of the wrong kind is never found: the TrainJob never starts (a
 
 
 def check(docs, ctx):
-    pool = runtimes(ctx.pool(docs))
-    for job in trainjobs(docs):
+    jobs = list(trainjobs(docs))
+    pool = runtimes(ctx.pool(docs)) if jobs else []
+    for job in jobs:
         ref = d(job.get(("spec", "runtimeRef")))
         name = ref.get("name")
         kind = ref.get("kind") or TV2.DEFAULT_RUNTIME_KIND
