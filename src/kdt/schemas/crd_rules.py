@@ -324,6 +324,8 @@ def violations_of(rules: _Node | None, data: dict, lenient: bool = False) -> Ite
                 yield path, f"{json.dumps(value)} is not one of: {opts}", "enum"
         elif "format" in r:
             lo, hi = INT_RANGE[r["format"]]
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)          # past int64, kubectl's reader gives a float64
             if isinstance(value, int) and not isinstance(value, bool) and not lo <= value <= hi:
                 yield path, f"{value} is out of the {r['format']} range", "format"
         else:
