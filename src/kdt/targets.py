@@ -12,6 +12,7 @@ a Component's patch (checked through the overlays that use the Component).
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from dataclasses import dataclass
@@ -246,10 +247,16 @@ def from_args(args: list[str]) -> list[Target]:
     return unique
 
 
-def resolve(args: list[str]) -> list[Target]:
+def resolve(args: list[str], changed: bool = False) -> list[Target]:
     """The paths named, else this repository's overlays and chart ci files, else every target of the
-    repository's tree (a repository of another layout: its kustomizations, charts and YAML files)."""
+    repository's tree (a repository of another layout: its kustomizations, charts and YAML files).
+
+    changed: the paths are a change set (a pre-commit run): a file named is judged as if a walk met it
+    (one that holds no Kubernetes object is skipped, not an error)."""
     targets = from_args(args) if args else (discover() or _walk(ROOT))
+    if changed:
+        targets = [dataclasses.replace(t, in_folder=True) if t.kind == FILE and str(t.path) != "-" and t.path.exists()
+                   else t for t in targets]
     if not targets and args and all(Path(a).is_file() for a in args if a != "-"):
         return []   # only patches of Components were named (a pre-commit run): nothing of their own to check
     if not targets:

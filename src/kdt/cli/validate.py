@@ -91,7 +91,7 @@ def main(argv=None) -> int:
         from ..schemas import crds as crd_schemas
         crd_schemas.load(crds)         # a usage error (one line, exit 2) before anything is validated
 
-    tlist = targets.resolve(args.paths)
+    tlist = targets.resolve(args.paths, changed=args.changed_files)
     # Everything renders first (in parallel), and the files are looked through for CRDs and Trainer objects:
     # every CRD of the run is a schema for all of it (kdt.schemas.crds.RunCrds).
     built = [t for t in tlist if t.kind != FILE]
