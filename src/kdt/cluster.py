@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-import yaml_rs
-
+from .documents import load_all
 from .errors import UsageError
+from .kubeyaml import KUSTOMIZE
 from .operators import pytorch_init as PI
 from .operators import training_operator_v1 as TO1
 from .paths import ROOT
@@ -80,10 +80,14 @@ def load(path: str | None = None, init_template: str | None = None) -> Cluster:
     p = Path(path) if path else ROOT / DEFAULT_FILE
     data: dict = {}
     if path or p.is_file():
+        errors: list[str] = []
         try:
-            data = yaml_rs.loads(p.read_text(), parse_datetime=False) or {}
-        except (yaml_rs.YAMLDecodeError, OSError, UnicodeDecodeError) as exc:
+            docs = load_all(p.read_text(), (KUSTOMIZE,), errors)   # YAML 1.2 (`off` a string), bounded
+        except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(f"{p}: cannot read the cluster file: {str(exc).splitlines()[0]}") from None
+        if errors:
+            raise UsageError(f"{p}:{errors[0]}")
+        data = docs[0] if docs and docs[0] is not None else {}
     shown = _display(p)
     if not isinstance(data, dict) or set(data) - {"trainingOperator", "objects"}:
         raise UsageError(f"{shown}: expected a mapping with `trainingOperator` and `objects` only")

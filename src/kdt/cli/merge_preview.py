@@ -28,7 +28,8 @@ from it), or --diff (field by field against the unmerged template), or
 
 Exit 0 when everything resolves, 1 when a reference does not resolve (missing
 runtime, target job or container; a field of another Trainer release), located
-as file:line:col, 2 when a target cannot be read or rendered.
+as file:line:col, 2 when a target cannot be read or rendered (the others are
+still shown).
 """
 from __future__ import annotations
 
@@ -103,8 +104,9 @@ def main(argv=None) -> int:
     loader = Loader(roundtrip=not (args.diff or args.explain or args.summary))
     for name, docs, fs in groups:
         problems.extend(fs)
-        if F.exit_code(fs) == 2:
-            continue
+        if not docs:
+            continue            # a target that did not render or read: its error says why
+        # A file of the set that cannot be read is its own error; the others' objects are still expanded.
         result = expand_documents(docs, trainer_version=version, loader=loader, options=options)
         expanded, efs = result
         problems.extend(efs)
@@ -113,8 +115,8 @@ def main(argv=None) -> int:
     for f in sorted(problems, key=F.sort_key):
         print(text_report.line(f), file=sys.stderr)
     code = F.exit_code(problems)
-    if code == 2:
-        return 2
+    if not results and code:
+        return code             # nothing read: no output (file) at all
     with output(args.output) as out:
         if args.summary:
             for name, expanded, held in results:

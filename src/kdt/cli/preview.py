@@ -30,7 +30,7 @@ from ..lint import lint_target
 from ..render import helm_lint, render_all
 from ..schemas.crds import RunCrds
 from ..report import text as text_report
-from ..validate import validate_documents
+from ..validate import supersede, validate_documents
 
 
 def main(argv=None) -> int:
@@ -52,13 +52,14 @@ def main(argv=None) -> int:
     creates: list[str] = []
     run_docs = [d for x in results for d in x.documents]   # references resolve across the run
     for r in results:
-        problems.extend(r.findings)
         if not r.ok:
+            problems.extend(r.findings)
             continue
         problems.extend(helm_lint(r.target))
         trainer = trainer_release.decide(r.target, r.documents).release
-        problems.extend(validate_documents(r.documents, kubernetes_version=args.kubernetes_version,
-                                           trainer_version=trainer, found=found))
+        schema = validate_documents(r.documents, kubernetes_version=args.kubernetes_version,
+                                    trainer_version=trainer, found=found)
+        problems.extend(supersede(r.findings, schema) + schema)
         problems.extend(lint_target(r.target, r.documents, trainer_version=trainer, config=cfg, run_docs=run_docs,
                                     kubernetes_version=args.kubernetes_version, cluster=cluster))
         expanded, expand_findings = expand_documents(r.documents, trainer_version=trainer, options=cluster.options)
