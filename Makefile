@@ -95,6 +95,7 @@ bench: $(FULL)
 	$(PY) bench/lint_precision.py
 	$(PY) bench/recovery.py
 	$(PY) bench/migrate.py
+	$(PY) bench/queues.py
 
 # make diff BASE=<ref>  (default: the merge base with main, against the working tree)
 diff: $(TOOLING)

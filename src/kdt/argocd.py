@@ -48,7 +48,8 @@ import yaml
 
 from . import kinds as K
 from . import targets as T
-from .documents import Document, load_stream
+from .documents import Document, bad_bytes_finding, load_all, load_stream, read_file
+from .kubeyaml import APPLY
 from .findings import WARNING, Finding
 from .paths import ROOT, display, tool
 from .render import render
@@ -289,7 +290,7 @@ def _helm(app: App, chart: Path, helm: dict, at: tuple, work: Path, namespace: s
         cmd += ["-f", str(p)]
     obj = helm.get("valuesObject")
     if obj is None and isinstance(helm.get("values"), str):
-        obj = yaml.safe_load(helm["values"])
+        obj = (load_all(helm["values"], paths=(APPLY,)) or [None])[0]     # helm reads values with sigs.k8s.io/yaml
     if obj:
         vfile = work / "values-object.yaml"
         vfile.write_text(yaml.safe_dump(obj))
@@ -305,7 +306,7 @@ def _helm(app: App, chart: Path, helm: dict, at: tuple, work: Path, namespace: s
     if proc.returncode != 0:
         msg = " ".join(proc.stderr.split()) or f"exit code {proc.returncode}"
         return [], [app.doc.finding(RULE, f"Application {app.name}: helm template failed: {msg}", app.base + at)]
-    docs, problems = load_stream(proc.stdout, f"{name} (rendered)", target=name)
+    docs, problems = load_stream(proc.stdout, f"{name} (rendered)", target=name, paths=(APPLY,))
     return docs, problems
 
 
@@ -357,9 +358,11 @@ def check(app: App, project: Document | None, root: Path = ROOT) -> tuple[list[D
                                if p.suffix in (".yaml", ".yml", ".json") and p.is_file())
                 docs, problems = [], []
                 for f in files:
-                    d, pr = load_stream(f.read_text(), display(f))
+                    # Argo CD applies a directory source's files as `kubectl apply -f` reads them.
+                    name, text, bad = read_file(str(f))
+                    d, pr = load_stream(text, name, paths=(APPLY,))
                     docs += d
-                    problems += pr
+                    problems += pr + ([bad_bytes_finding(bad, name, (APPLY,))] if bad else [])
             # A render failure is a finding of this Application (exit 1), located at its source.
             for p in problems:
                 if p.rule in ("render", "input"):

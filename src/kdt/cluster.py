@@ -7,21 +7,28 @@
       pytorchInitContainerImage: alpine:3.10     # --pytorch-init-container-image, when the cluster sets it
       pytorchInitContainerMaxTries: 100          # --pytorch-init-container-max-tries, likewise
       gangSchedulerName: volcano                 # --gang-scheduler-name: the PodGroup of each PyTorchJob
+    # The cluster-wide objects its administrator applies (kustomization folders or YAML files, relative to
+    # this file): the PriorityClasses, Kueue's queues, flavors and quota, Volcano's queues.
+    objects:
+      - deploy/cluster/kueue
 
 Read by `kdt merge-preview`, `lint` and `preview` (the init container every Worker pod of a PyTorchJob
 with a Master gets, which the lint rule pod-security judges; the PodGroup a gang scheduler makes), from
 the repository root unless a command names another template (`--pytorch-init-container-template FILE`;
 merge-preview's `--gang-scheduler NAME` likewise). Without the file: the operator's defaults
-(kdt.operators.pytorch_init; no gang scheduler).
+(kdt.operators.pytorch_init; no gang scheduler). `objects` are rendered the first time a lint rule asks
+(`Cluster.objects`): the rules that join a job to the cluster's objects (kueue-*) read them beside the
+documents of the run, as what the cluster has for certain.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
-import yaml_rs
-
+from .documents import load_all
 from .errors import UsageError
+from .kubeyaml import KUSTOMIZE
 from .operators import pytorch_init as PI
 from .operators import training_operator_v1 as TO1
 from .paths import ROOT
@@ -36,6 +43,23 @@ class Cluster:
     file: str = ""
     pytorch_init: PI.InitTemplate = field(default_factory=PI.InitTemplate)
     gang_scheduler: str | None = None     # the Training Operator's --gang-scheduler-name
+    object_paths: tuple[str, ...] = ()      # `objects`, as paths the targets module resolves
+
+    @cached_property
+    def objects(self) -> list:
+        """The documents of `objects`, rendered as targets are (kustomize, helm, files); a path that does not
+        render is a usage error naming it."""
+        if not self.object_paths:
+            return []
+        from . import targets as T
+        from .render import render_all
+        out = []
+        for r in render_all(T.resolve(list(self.object_paths))):
+            if not r.ok:
+                first = next((f.message for f in r.findings), "it does not render")
+                raise UsageError(f"{self.file}: objects: {r.target.name}: {first.splitlines()[0]}")
+            out.extend(r.documents)
+        return out
 
     @property
     def options(self) -> dict:
@@ -56,13 +80,24 @@ def load(path: str | None = None, init_template: str | None = None) -> Cluster:
     p = Path(path) if path else ROOT / DEFAULT_FILE
     data: dict = {}
     if path or p.is_file():
+        errors: list[str] = []
         try:
-            data = yaml_rs.loads(p.read_text(), parse_datetime=False) or {}
-        except (yaml_rs.YAMLDecodeError, OSError, UnicodeDecodeError) as exc:
+            docs = load_all(p.read_text(), (KUSTOMIZE,), errors)   # YAML 1.2 (`off` a string), bounded
+        except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(f"{p}: cannot read the cluster file: {str(exc).splitlines()[0]}") from None
+        if errors:
+            raise UsageError(f"{p}:{errors[0]}")
+        data = docs[0] if docs and docs[0] is not None else {}
     shown = _display(p)
-    if not isinstance(data, dict) or set(data) - {"trainingOperator"}:
-        raise UsageError(f"{shown}: expected a mapping with `trainingOperator` only")
+    if not isinstance(data, dict) or set(data) - {"trainingOperator", "objects"}:
+        raise UsageError(f"{shown}: expected a mapping with `trainingOperator` and `objects` only")
+    objects = data.get("objects") or []
+    if not isinstance(objects, list) or not all(isinstance(o, str) and o for o in objects):
+        raise UsageError(f"{shown}: objects is a list of paths (kustomization folders or YAML files)")
+    paths = tuple(str((p.parent / o).resolve()) for o in objects)
+    missing = [o for o, q in zip(objects, paths) if not (p.parent / o).exists()]
+    if missing:
+        raise UsageError(f"{shown}: objects: {missing[0]} does not exist")
     to = data.get("trainingOperator") or {}
     if not isinstance(to, dict) or set(to) - _KEYS:
         raise UsageError(f"{shown}: trainingOperator takes {', '.join(sorted(_KEYS))}")
@@ -81,4 +116,4 @@ def load(path: str | None = None, init_template: str | None = None) -> Cluster:
     elif to.get("pytorchInitContainerTemplateFile"):
         file = p.parent / str(to["pytorchInitContainerTemplateFile"])
         template = PI.load(file, image, tries, _display(file))
-    return Cluster(shown if data else "", template, gang)
+    return Cluster(shown if data else "", template, gang, paths)

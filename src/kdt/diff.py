@@ -252,7 +252,8 @@ def _render_docs(t: T.Target | None) -> tuple[list[Document], list[Finding]]:
     if t is None:
         return [], []
     r = render(t)
-    fatal = [f for f in r.findings if f.rule in ("render", "input")]
+    # Rendered output kubectl cannot read (a control character, an alias bomb) is as fatal as no output.
+    fatal = [f for f in r.findings if f.rule in ("render", "input") or (f.rule == "yaml" and f.level == "error")]
     return r.documents, fatal
 
 

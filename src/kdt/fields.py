@@ -20,6 +20,10 @@ def as_int(value: Any, default: Any = None) -> Any:
     """An integer field as the operators read it (`2`, `"2"`), else `default` (booleans are not integers)."""
     if isinstance(value, bool):
         return default
+    if isinstance(value, float) and value.is_integer():
+        # kubectl reads an integer past int64 as a float64 (go-yaml); the API server then refuses it
+        # (validate says so), the operators' arithmetic is still that number's
+        return int(value)
     try:
         return int(str(value))
     except (TypeError, ValueError):

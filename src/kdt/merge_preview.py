@@ -9,7 +9,7 @@ every expansion works on a fresh copy (kdt.expand.model.Loader).
 from __future__ import annotations
 
 import json
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
 from . import kinds as K
 from .documents import Document
@@ -18,8 +18,11 @@ from .expand import torchft as TORCHFT
 from .expand.model import Expanded, Held, Limit, Loader
 from .findings import WARNING, Finding, format_path
 
+if TYPE_CHECKING:
+    from .expand.kueue import Workload as KueueWorkload
+
 __all__ = ["Expanded", "Held", "Limit", "Loader", "Expansion", "expand_documents", "summary_line", "explain_lines",
-           "pod_notes", "elided_lines"]
+           "pod_notes", "elided_lines", "kueue_workloads", "workload_line"]
 
 
 class Expansion(tuple):
@@ -150,3 +153,35 @@ def explain_lines(e: Expanded) -> list[str]:
         shown = "(removed)" if value is None and origin.endswith("(removed)") else _short(value)
         lines.append(f"{e.kind}/{e.name} {format_path(path)} = {shown}  <- {origin}")
     return lines
+
+
+def kueue_workloads(docs: Iterable[Document], expanded: list[Expanded], trainer_version: str | None = None,
+                    options: dict | None = None) -> list[tuple[Document, "KueueWorkload"]]:
+    """The Kueue Workload each queued job of `docs` becomes (kdt.kinds.kueue_workload; kdt.expand.kueue), read
+    from the job and from what the preview made of it (a TrainJob's JobSet)."""
+    docs = list(docs)
+    ctx = K.ExpandContext(docs, Loader(), trainer_version, options or {})
+    out = []
+    for d in docs:
+        try:
+            w = K.kueue_workload(d, ctx, [e for e in expanded if e.source is d] or None)
+        except MALFORMED:
+            continue            # the schema findings say where; the preview's own finding says it is skipped
+        if w is not None:
+            out.append((d, w))
+    return out
+
+
+def workload_line(w: "KueueWorkload") -> str:
+    """`Kueue Workload trainjob-t5-fsdp-<hash> (queue training): node 64 x {...}; total ...; topology ...`."""
+    from .operators.kueue import show_value
+    parts = []
+    for ps in w.pod_sets:
+        per_pod = ", ".join(f"{r} {show_value(r, v)}" for r, v in sorted(ps.requests().items()))
+        parts.append(f"{ps.name} {ps.count} x {{{per_pod}}}")
+    total = ", ".join(f"{r} {show_value(r, v)}" for r, v in sorted(w.total().items()))
+    topo = sorted({f"{a.rsplit('/', 1)[1].removeprefix('podset-').removesuffix('-topology')} {v}"
+                   for ps in w.pod_sets if ps.topology is not None for a, v in ps.topology.levels()})
+    return (f"Kueue Workload {w.as_object()['metadata']['generateName']}<hash> (queue {w.queue}): "
+            + "; ".join(parts) + f"; total {total}" + (f"; topology {', '.join(topo)}" if topo else ""))
+

@@ -19,10 +19,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml_rs
-
 from . import targets as T
-from .documents import Document, is_blank, load_stream, read_text
+from .documents import Document, bad_bytes_finding, is_blank, load_all, read_file, read_stream
+from .kubeyaml import APPLY, BOTH
 from .errors import UsageError
 from .findings import ERROR, Finding
 from .paths import display, tool
@@ -38,6 +37,7 @@ class Rendered:
     text: str = ""
     documents: list[Document] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
+    skipped: int = 0          # a file met walking a folder that holds no Kubernetes object: 1
 
     @property
     def ok(self) -> bool:
@@ -105,7 +105,7 @@ def render_text(target: T.Target, helm_set: tuple[str, ...] = ()) -> tuple[str, 
         for value in helm_set:
             cmd += ["--set", value]
         return _run(cmd, target)
-    _, text = read_text(str(target.path))
+    _, text, _ = read_file(str(target.path))
     return text, None
 
 
@@ -136,8 +136,13 @@ def render(target: T.Target, helm_set: tuple[str, ...] = ()) -> Rendered:
 
 
 def _render(target: T.Target, helm_set: tuple[str, ...]) -> Rendered:
+    bad = None
     try:
-        text, failure = render_text(target, tuple(helm_set))
+        if target.kind == T.FILE:
+            _, text, bad = read_file(str(target.path))
+            failure = None
+        else:
+            text, failure = render_text(target, tuple(helm_set))
     except UsageError as exc:
         if target.kind != T.FILE:
             raise
@@ -148,7 +153,17 @@ def _render(target: T.Target, helm_set: tuple[str, ...]) -> Rendered:
         out.findings.append(failure)
     else:
         file = target.name if target.kind == T.FILE else f"{target.name} (rendered)"
-        out.documents, out.findings = load_stream(text, file, target=out_target(target))
+        # A file is applied with `kubectl apply -f` or as a kustomize resource (standard input only the first
+        # way); rendered output with `kubectl apply` (kdt.kubeyaml). A file met in a folder walk may be no
+        # manifest at all (skipped, counted); one named must be.
+        stdin = target.kind == T.FILE and str(target.path) == "-"
+        paths = BOTH if target.kind == T.FILE and not stdin else (APPLY,)
+        named = (not target.in_folder) if target.kind == T.FILE else None
+        read = read_stream(text, file, target=out_target(target), paths=paths, named=named)
+        out.documents, out.findings = read.documents, read.findings
+        if bad is not None:
+            out.findings.insert(0, bad_bytes_finding(bad, file, paths))
+        out.skipped = int(bool(read.skipped) and not read.documents and not read.findings)
         if target.kind == T.KUSTOMIZE:
             sources = kustomize_sources(target.path)
             for d in out.documents:
@@ -156,9 +171,10 @@ def _render(target: T.Target, helm_set: tuple[str, ...]) -> Rendered:
         elif target.kind == T.HELM:
             for d, src in zip(out.documents, helm_sources(out.documents, target.chart)):
                 d.source = src
-        if not out.documents and not out.findings and not target.in_folder and \
-                (target.kind != T.FILE or is_blank(text)):
-            # kubectl apply refuses it too ("no objects passed to apply").
+        if not out.documents and not out.findings and not out.skipped and not target.in_folder and \
+                (target.kind != T.FILE or (stdin and is_blank(text))):
+            # kubectl apply refuses it too ("no objects passed to apply"); a blank file named is no error
+            # (kubeconform: 0 resources), empty standard input is.
             what = {T.FILE: "input", T.KUSTOMIZE: "kustomization's output", T.HELM: "chart's output"}[target.kind]
             out.findings.append(Finding(ERROR, "input", f"the {what} holds no Kubernetes object", file, target=out_target(target)))
     return out
@@ -207,8 +223,8 @@ def kustomize_sources(folder: Path) -> dict[tuple[str, str], str]:
         if kfile is None:
             return
         try:
-            spec = yaml_rs.loads(kfile.read_text(), parse_datetime=False) or {}
-        except (yaml_rs.YAMLDecodeError, OSError):
+            spec = (load_all(kfile.read_text(errors="replace")) or [{}])[0]
+        except OSError:
             return
         if not isinstance(spec, dict):
             return
@@ -220,10 +236,10 @@ def kustomize_sources(folder: Path) -> dict[tuple[str, str], str]:
                 walk(p)
             elif p.is_file():
                 try:
-                    docs = yaml_rs.loads(p.read_text(), parse_datetime=False)
-                except (yaml_rs.YAMLDecodeError, OSError):
+                    docs = load_all(p.read_text(errors="replace"))
+                except OSError:
                     continue
-                for d in docs if isinstance(docs, list) else [docs]:
+                for d in docs:
                     if isinstance(d, dict):
                         kind = str(d.get("kind", ""))
                         name = str((d.get("metadata") or {}).get("name", ""))

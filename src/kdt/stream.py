@@ -16,13 +16,12 @@ from __future__ import annotations
 import os
 from collections import namedtuple
 from concurrent.futures import Future, ProcessPoolExecutor
-from typing import IO, Iterator
+from typing import IO, Iterator, NamedTuple
 
-from . import versions
-from .documents import _DOC_START as _DOC_START_M, is_blank, load_parts
-from .errors import UsageError
+from . import kubeyaml as KY, versions
+from .documents import _DIRECTIVE, bad_bytes_finding, doc_starts, is_blank, load_parts
 from .findings import ERROR, Finding
-from .validate import validate_documents
+from .validate import supersede, validate_documents
 
 WINDOW = 500             # documents per window
 WARM_UP = 64             # documents validated here before the workers fork (they inherit its compiled schemas)
@@ -47,7 +46,7 @@ def parts(blocks: Iterator[str]) -> Iterator[tuple[int, tuple[str, int]]]:
     def emit(text: str, at: int):
         nonlocal index, first
         # The text before the first `---` that holds only comments is no document of its own.
-        if first and is_blank(text):
+        if first and is_blank(text) and not _DIRECTIVE.search(text):
             first = False
             return None
         first = False
@@ -58,8 +57,7 @@ def parts(blocks: Iterator[str]) -> Iterator[tuple[int, tuple[str, int]]]:
     for block in blocks:
         pos = 0
         at = line_no                           # line number of block[pos]
-        for m in _DOC_START_M.finditer(block):
-            s = m.start()
+        for s in doc_starts(block):
             if s == 0 and line_no == 0 and not carry:
                 continue                       # the stream starts with a marker
             item = emit("".join(carry) + block[pos:s], start)
@@ -84,14 +82,21 @@ def parts(blocks: Iterator[str]) -> Iterator[tuple[int, tuple[str, int]]]:
 BLOCK = 1 << 20
 
 
-def decoded_blocks(fh: IO[bytes], name: str, problems: list[Finding]) -> Iterator[str]:
-    """The stream as UTF-8 text in blocks that end at a line end; text that is not UTF-8 ends it with a finding."""
+def decoded_blocks(fh: IO[bytes], name: str, problems: list[Finding], paths: tuple = KY.BOTH) -> Iterator[str]:
+    """The stream as text in blocks that end at a line end, decoded as `kubectl apply -f` decodes it
+    (kdt.kubeyaml.decode: BOMs, U+FFFD for a byte that is not UTF-8, reported once, located)."""
     rest = b""
     line_no = 0
     first = True
+    reported = False
     while True:
         chunk = fh.read(BLOCK)
         data = rest + chunk
+        if first and data.startswith((b"\xff\xfe", b"\xfe\xff")):
+            text, _ = KY.decode(data + fh.read())      # UTF-16: the whole stream, transcoded
+            if text:
+                yield text
+            return
         if not chunk:
             rest = b""
         else:
@@ -103,13 +108,12 @@ def decoded_blocks(fh: IO[bytes], name: str, problems: list[Finding]) -> Iterato
             first = False
         try:
             text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            before = data[:exc.start]
-            line = line_no + before.count(b"\n") + 1
-            col = exc.start - (before.rfind(b"\n") + 1) + 1
-            problems.append(Finding(ERROR, "input", f"not UTF-8 text (line {line}, byte {col} of the line)",
-                                    name, line=line))
-            return
+        except UnicodeDecodeError:
+            text, bad = KY.decode(data)
+            if bad is not None and not reported:
+                bad.line += line_no
+                problems.append(bad_bytes_finding(bad, name, paths))
+                reported = True
         line_no += text.count("\n")
         if text:
             yield text
@@ -117,14 +121,16 @@ def decoded_blocks(fh: IO[bytes], name: str, problems: list[Finding]) -> Iterato
             return
 
 
-def _window(args) -> tuple[list[Finding], int, list[Entry]]:
-    window, file, k8s, trainer, ignore_missing, inventory, crds, run_crds, training_operator = args
-    docs, problems = load_parts(window, file, check_keys=False)
-    found = problems + validate_documents(docs, kubernetes_version=k8s, trainer_version=trainer,
-                                          ignore_missing_schemas=ignore_missing, crds=crds, found=run_crds,
-                                          training_operator=training_operator)
+def _window(args) -> tuple[list[Finding], int, list[Entry], int]:
+    window, file, k8s, trainer, ignore_missing, inventory, crds, run_crds, training_operator, paths, named = args
+    read = load_parts(window, file, paths=paths, named=named)
+    docs = read.documents
+    schema = validate_documents(docs, kubernetes_version=k8s, trainer_version=trainer,
+                                ignore_missing_schemas=ignore_missing, crds=crds, found=run_crds,
+                                training_operator=training_operator)
+    found = supersede(read.findings, schema) + schema
     entries = [Entry(d.file, d.index, d.kind, d.name, d.target, d.prefix) for d in docs] if inventory else []
-    return found, len(docs), entries
+    return found, len(docs), entries, read.skipped
 
 
 def _windows(blocks: Iterator[str], first: int = WINDOW) -> Iterator[list]:
@@ -140,56 +146,64 @@ def _windows(blocks: Iterator[str], first: int = WINDOW) -> Iterator[list]:
         yield window
 
 
+class Validated(NamedTuple):
+    findings: list[Finding]
+    documents: int            # objects validated
+    entries: list[Entry]      # inventory=True: a light record of each
+    skipped: int              # documents that are no Kubernetes object (named=False)
+
+
 def validate_stream(lines: Iterator[str], file: str, kubernetes_version: str, trainer_version: str,
                     ignore_missing_schemas: bool = False, inventory: bool = False,
                     size_hint: int = 0, crds: tuple[str, ...] = (), found=None,
-                    training_operator: str = versions.TRAINING_OPERATOR_DEFAULT) -> tuple[list[Finding], int, list[Entry]]:
-    """Every finding of a stream, the number of documents, and (inventory=True) a light record of each.
+                    training_operator: str = versions.TRAINING_OPERATOR_DEFAULT, paths: tuple = KY.BOTH,
+                    named: bool | None = True) -> Validated:
+    """Every finding of a stream, the number of objects, a record of each (inventory) and the skipped count.
 
-    `found`: the CRDs of the run (kdt.schemas.crds.RunCrds; a forked worker finds it by its number)."""
-    findings: list[Finding] = []
-    entries: list[Entry] = []
-    count = 0
+    `found`: the CRDs of the run (kdt.schemas.crds.RunCrds; a forked worker finds it by its number);
+    paths and named: as kdt.documents.load_stream takes them."""
+    out = Validated([], 0, [], 0)
+    totals = [0, 0]
+
+    def take(result) -> None:
+        f, n, e, skipped = result
+        out.findings.extend(f)
+        out.entries.extend(e)
+        totals[0] += n
+        totals[1] += skipped
+
     jobs = min(os.cpu_count() or 1, MAX_JOBS)
     opts = (file, kubernetes_version, trainer_version, ignore_missing_schemas, inventory, tuple(crds), found,
-            training_operator)
+            training_operator, paths, named)
     if jobs < 2 or size_hint < PARALLEL_FROM:
         for window in _windows(lines):
-            f, n, e = _window((window, *opts))
-            findings += f
-            count += n
-            entries += e
-        return findings, count, entries
+            take(_window((window, *opts)))
+        return out._replace(documents=totals[0], skipped=totals[1])
     import multiprocessing
     windows = _windows(lines, first=WARM_UP)
     # A first small window in this process: the schemas it compiles are inherited by the forked workers.
     for window in windows:
-        f, n, e = _window((window, *opts))
-        findings += f
-        count += n
-        entries += e
+        take(_window((window, *opts)))
         break
     ctx = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
         pending: list[Future] = []
 
         def drain(limit: int) -> None:
-            nonlocal count
             while len(pending) > limit:
-                f, n, e = pending.pop(0).result()
-                findings.extend(f)
-                entries.extend(e)
-                count += n
+                take(pending.pop(0).result())
 
         for window in windows:
             pending.append(pool.submit(_window, (window, *opts)))
             drain(2 * jobs)
         drain(0)
-    return findings, count, entries
+    return out._replace(documents=totals[0], skipped=totals[1])
 
 
-def open_blocks(path: str, name: str, problems: list[Finding]) -> tuple[Iterator[str], int, str]:
-    """(text blocks, size in bytes, head text for the Trainer marker) of a file or `-`."""
+def open_blocks(path: str, name: str, problems: list[Finding],
+                paths: tuple = KY.BOTH) -> tuple[Iterator[str], int, str]:
+    """(text blocks, size in bytes, head text for the Trainer marker) of a file or `-`; a file that cannot be
+    read is an `input` finding of its own (exit 2), so that the other files are still judged."""
     import sys
     if path == "-":
         fh = sys.stdin.buffer
@@ -199,13 +213,15 @@ def open_blocks(path: str, name: str, problems: list[Finding]) -> tuple[Iterator
             fh = open(path, "rb")   # closed when the process ends: one per file named
             size = os.fstat(fh.fileno()).st_size
         except FileNotFoundError:
-            raise UsageError(f"{path}: no such file or folder") from None
+            problems.append(Finding(ERROR, "input", "no such file or folder", name))
+            return iter(()), 0, ""
         except IsADirectoryError:
-            raise UsageError(f"{path}: is a folder") from None
+            problems.append(Finding(ERROR, "input", "is a folder", name))
+            return iter(()), 0, ""
         except OSError as exc:
             problems.append(Finding(ERROR, "input", f"cannot read: {exc.strerror}", name))
             return iter(()), 0, ""
-    blocks = decoded_blocks(fh, name, problems)
+    blocks = decoded_blocks(fh, name, problems, paths)
     first = next(blocks, "")
     import itertools
     return itertools.chain([first] if first else [], blocks), size, first[:8192]

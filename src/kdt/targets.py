@@ -12,14 +12,14 @@ a Component's patch (checked through the overlays that use the Component).
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml_rs
-
 from . import versions
+from .documents import is_manifest_file, load_all
 from .errors import UsageError
 from .paths import ROOT, display
 
@@ -90,8 +90,8 @@ def _component_resources(folder: Path) -> list[Path] | None:
     if kfile is None:
         return None
     try:
-        spec = yaml_rs.loads(kfile.read_text(errors="replace"), parse_datetime=False)
-    except (yaml_rs.YAMLDecodeError, ValueError, OSError):
+        spec = (load_all(kfile.read_text(errors="replace")) or [None])[0]
+    except OSError:
         return None
     if not isinstance(spec, dict) or spec.get("kind") != "Component":
         return None
@@ -151,12 +151,12 @@ def _walk_real(folder: Path, key, seen: set, links: list[Path]) -> list[Target]:
     for entry in entries:
         child = folder / entry.name
         if entry.is_symlink():
-            if entry.name not in _SKIP_DIRS and (child.is_dir() or child.suffix in (".yaml", ".yml")):
+            if entry.name not in _SKIP_DIRS and (child.is_dir() or is_manifest_file(child)):
                 links.append(child)
         elif entry.is_dir(follow_symlinks=False):
             if entry.name not in _SKIP_DIRS:
                 out.extend(_walk_real(child, (key[0], entry.inode()), seen, links))
-        elif child.suffix in (".yaml", ".yml") and entry.is_file(follow_symlinks=False):
+        elif is_manifest_file(child) and entry.is_file(follow_symlinks=False):
             seen.add((key[0], entry.inode()))
             out.append(Target(display(child), FILE, child, in_folder=True))
     return out
@@ -189,8 +189,8 @@ def build_inputs(folder: Path) -> set[Path]:
     and env files, the configs of its replacements, transformers, generators and validators, its openapi."""
     kfile = next((folder / f for f in KUSTOMIZATION_FILES if (folder / f).is_file()), None)
     try:
-        spec = yaml_rs.loads(kfile.read_text(errors="replace"), parse_datetime=False) if kfile else None
-    except (yaml_rs.YAMLDecodeError, ValueError, OSError):
+        spec = (load_all(kfile.read_text(errors="replace")) or [None])[0] if kfile else None
+    except OSError:
         return set()
     if not isinstance(spec, dict):
         return set()
@@ -221,7 +221,10 @@ def from_args(args: list[str]) -> list[Target]:
             continue
         p = Path(arg)
         if not p.exists():
-            raise UsageError(f"{arg}: no such file or folder")
+            # One path that is not there is that path's error (exit 2); the others are still judged
+            # (kubeconform: "... - failed validation: lstat ...: no such file or directory").
+            targets.append(Target(arg, FILE, p))
+            continue
         if p.is_dir():
             found = _walk(p)
             if not found:
@@ -244,10 +247,16 @@ def from_args(args: list[str]) -> list[Target]:
     return unique
 
 
-def resolve(args: list[str]) -> list[Target]:
+def resolve(args: list[str], changed: bool = False) -> list[Target]:
     """The paths named, else this repository's overlays and chart ci files, else every target of the
-    repository's tree (a repository of another layout: its kustomizations, charts and YAML files)."""
+    repository's tree (a repository of another layout: its kustomizations, charts and YAML files).
+
+    changed: the paths are a change set (a pre-commit run): a file named is judged as if a walk met it
+    (one that holds no Kubernetes object is skipped, not an error)."""
     targets = from_args(args) if args else (discover() or _walk(ROOT))
+    if changed:
+        targets = [dataclasses.replace(t, in_folder=True) if t.kind == FILE and str(t.path) != "-" and t.path.exists()
+                   else t for t in targets]
     if not targets and args and all(Path(a).is_file() for a in args if a != "-"):
         return []   # only patches of Components were named (a pre-commit run): nothing of their own to check
     if not targets:
@@ -301,8 +310,8 @@ def _kustomization_markers(folder: Path, seen: set) -> set[str]:
         return set()
     try:
         text = kfile.read_text(errors="replace")
-        spec = yaml_rs.loads(text, parse_datetime=False)
-    except (OSError, yaml_rs.YAMLDecodeError, ValueError):
+        spec = (load_all(text) or [None])[0]
+    except OSError:
         return set()
     own = _marker(text, display(kfile))
     if own:

@@ -27,10 +27,12 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+import re
 from typing import Iterable
 
 from .apivalidation import dispatch as apivalidation
 from . import kinds as K
+from . import kubeyaml as KY
 from . import schemas, versions
 from .apivalidation import meta as api_meta
 from .documents import Document, normalize_keys
@@ -125,6 +127,75 @@ def _errors(doc: Document, ks: schemas.KindSchema) -> list[Finding]:
         else:
             out.append(doc.finding(RULE, err.message, path, **origin))
     return out
+
+
+def _both_readings(doc: Document, ks: schemas.KindSchema, found: list[Finding], others=()) -> list[Finding]:
+    """The schema findings of a file that `kubectl apply -f` and `kubectl kustomize` read differently
+    (kdt.kubeyaml): what fails only in one reading is an error naming that way of applying the file."""
+    other = dataclasses.replace(doc, data=doc.kustomize, kustomize=None)
+    try:
+        found_k = _schema_errors(other, ks, others)
+    except (ValueError, TypeError, OverflowError):
+        return found
+    paths_a = {f.path for f in found}
+    paths_k = {f.path for f in found_k}
+    out = []
+    for f in found:
+        out.append(f if f.path in paths_k else _one_way(f, doc, KY.APPLY))
+    out.extend(_one_way(f, doc, KY.KUSTOMIZE) for f in found_k if f.path not in paths_a)
+    return out
+
+
+def _one_way(f: Finding, doc: Document, reader: str) -> Finding:
+    """A schema finding of one reading only, saying which way of applying the file it breaks, and why."""
+    path = _parse_path(f.path)[len(doc.prefix):]
+    kust = dataclasses.replace(doc, data=doc.kustomize, kustomize=None)
+    mine = (doc if reader == KY.APPLY else kust).get(path, _MISSING)
+    theirs = (kust if reader == KY.APPLY else doc).get(path, _MISSING)
+    node = doc.node_at(path)
+    token = getattr(node, "value", None) if node is not None and not isinstance(getattr(node, "value", None), list) else None
+    if token is not None and mine is not _MISSING and not isinstance(mine, (dict, list)):
+        if reader == KY.APPLY and isinstance(mine, bool) and isinstance(theirs, str):
+            message = f"{reader} reads `{token}` as {_short(mine)} (YAML 1.1): {f.message}; quote it: \"{theirs}\""
+        elif reader == KY.KUSTOMIZE and isinstance(theirs, bool):
+            message = (f"{reader} reads `{token}` as the string {_short(mine)}: {f.message}; "
+                       f"write {str(theirs).lower()}")
+        elif reader == KY.APPLY and isinstance(theirs, str):
+            what = _short(mine) if _short(mine) != token else ("a number" if isinstance(mine, (int, float)) else "null")
+            message = (f"{reader} reads `{token}` as {what}: {f.message}; quote it "
+                       f"({_other(reader)} writes it back as the text \"{theirs}\")")
+        else:
+            message = f"{reader} reads `{token}` as {_short(mine)}: {f.message} ({_other(reader)} reads {_short(theirs)})"
+    else:
+        message = f"{reader}: {f.message} (the two ways of applying this file read it differently)"
+    return dataclasses.replace(f, message=message, extra={**f.extra, "refused_by": [reader]})
+
+
+_MISSING = object()
+
+
+def _other(reader: str) -> str:
+    return KY.KUSTOMIZE if reader == KY.APPLY else KY.APPLY
+
+
+_PATH_PART = re.compile(r'\.?([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]|\["((?:[^"\\]|\\.)*)"\]')
+
+
+def _parse_path(text: str) -> tuple:
+    """kdt.findings.format_path read back: `spec.containers[0].env["a.b"]` -> ("spec", "containers", 0, "env", "a.b")."""
+    out: list = []
+    for m in _PATH_PART.finditer(text or ""):
+        out.append(m.group(1) if m.group(1) is not None else int(m.group(2)) if m.group(2) is not None else m.group(3))
+    return tuple(out)
+
+
+def supersede(reader: list[Finding], schema: list[Finding]) -> list[Finding]:
+    """The reader's findings without its warnings that two readings differ where a schema finding already
+    says which way of applying the file that difference breaks."""
+    named = {(f.file, f.doc, f.path) for f in schema if f.extra.get("refused_by")}
+    if not named:
+        return reader
+    return [f for f in reader if not (f.extra.get("divergence") and (f.file, f.doc, f.path) in named)]
 
 
 def _crd_rule_findings(doc: Document, release: str) -> list[Finding]:
@@ -223,7 +294,7 @@ def validate_documents(docs: Iterable[Document], kubernetes_version: str = versi
         try:
             errs = _schema_errors(doc, ks, others)
         except (ValueError, TypeError, OverflowError):
-            # A mapping key that is not a string (load_stream(check_keys=False) left it): make it
+            # A mapping key that is not a string (data built elsewhere than kdt.documents): make it
             # the string kubectl reads, or report the key kubectl refuses.
             bad = normalize_keys(doc)
             if bad:
@@ -235,6 +306,8 @@ def validate_documents(docs: Iterable[Document], kubernetes_version: str = versi
                 # A value JSON cannot hold (a YAML !!set, say): the API server would refuse it too.
                 findings.append(doc.finding(RULE, f"the object cannot be read as JSON: {exc}"))
                 continue
+        if doc.kustomize is not None:
+            errs = _both_readings(doc, ks, errs, others)
         findings.extend(errs)
         if ks.origin.startswith("Trainer"):
             findings.extend(_crd_rule_findings(doc, registry.trainer_version))

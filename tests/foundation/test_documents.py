@@ -1,5 +1,6 @@
 """The loader: data from yaml-rs, positions from libyaml on demand, problems as findings."""
 from kdt.documents import load_stream
+from kdt.kubeyaml import APPLY
 
 STREAM = """\
 # leading comment
@@ -39,7 +40,7 @@ def test_documents_indexes_and_lines():
 
 
 def test_duplicate_keys_syntax_errors_and_non_mappings_are_findings():
-    text = "a: 1\nb: 2\na: 3\n---\n- kind: Pod\n- kind: Pod\n---\nkind: Ok\nmetadata: {name: n}\n---\nc: [1, 2\n"
+    text = "a: 1\nb: 2\na: 3\n---\n- kind: Pod\n- kind: Pod\n---\nkind: Ok\nmetadata: {name: m}\n---\nc: [1, 2\n"
     docs, findings = load_stream(text, "bad.yaml")
     assert [d.kind for d in docs] == ["", "Ok"]  # the duplicate-key document is still read
     assert docs[0].data == {"a": 3, "b": 2}
@@ -50,9 +51,17 @@ def test_duplicate_keys_syntax_errors_and_non_mappings_are_findings():
     assert len(findings) == 3
 
 
-def test_yaml_12_scalars_and_strings_kept():
-    docs, _ = load_stream("v: yes\nd: 2024-01-01\nq: '010'\nn: 010\n", "s.yaml")
-    assert docs[0].data == {"v": "yes", "d": "2024-01-01", "q": "010", "n": 10}
+def test_scalars_are_what_kubectl_apply_reads_and_the_kustomize_reading_is_kept():
+    # go.yaml.in/yaml/v2 (kubectl apply -f): `yes` a boolean, 010 octal, a date a time.Time written
+    # RFC 3339 by encoding/json; kyaml (kubectl kustomize) reads `yes` as a string.
+    docs, findings = load_stream("v: yes\nd: 2024-01-01\nq: '010'\nm: 010\nf: 1e3\n", "s.yaml")
+    assert docs[0].data == {"v": True, "d": "2024-01-01T00:00:00Z", "q": "010", "m": 8, "f": 1000}
+    assert docs[0].kustomize == {"v": "yes", "d": "2024-01-01T00:00:00Z", "q": "010", "m": 8, "f": 1000}
+    (w,) = findings
+    assert (w.level, w.line, w.col, w.path) == ("warning", 1, 4, "v") and "YAML 1.1 boolean" in w.message
+    # Rendered output is read as kubectl apply reads it only: no second reading, no warning.
+    docs, findings = load_stream("v: yes\n", "r.yaml", paths=(APPLY,))
+    assert docs[0].data == {"v": True} and docs[0].kustomize is None and findings == []
 
 
 def test_a_list_that_holds_no_object_is_no_kubernetes_document():

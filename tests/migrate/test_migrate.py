@@ -178,7 +178,7 @@ def test_master_worker_job_moves_whole_with_trainers_rendezvous(ddp, version):
     assert rt["template"]["spec"]["failurePolicy"] == {"maxRestarts": 2}                   # --max-restarts=2
     assert rt["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]["backoffLimit"] == 4
     assert rt["podGroupPolicy"] == {"coscheduling": {"scheduleTimeoutSeconds": 120}}
-    assert out[("TrainJob", "ddp-test")]["metadata"]["labels"] == {"kueue.x-k8s.io/queue-name": "team-a"}
+    assert out[("TrainJob", "ddp-test")]["metadata"]["labels"] == {"kueue.x-k8s.io/queue-name": "training"}
     assert {"torchrun-rendezvous", "group-restarts", "rdzv-port", "pod-identity", "init-container", "ttl"} <= _rows(r)
     assert [f.extra["row"] for f in r.findings] == ["ttl"]
     (ttl,) = r.findings

@@ -7,6 +7,7 @@ from pathlib import Path
 import xmlschema
 
 from kdt.documents import key_string, load_stream
+from kdt.kubeyaml import APPLY
 
 CM = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  k: v\n"
 JUNIT_XSD = Path(__file__).resolve().parents[1] / "fixtures" / "junit-10.xsd"
@@ -14,11 +15,15 @@ JUNIT_XSD = Path(__file__).resolve().parents[1] / "fixtures" / "junit-10.xsd"
 
 def test_keys_kubectl_reads_as_strings():
     # sigs.k8s.io/yaml turns int, bool and float keys into strings (float: Go's 'g' format, float32).
-    docs, findings = load_stream("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"
-                                 "data:\n  5: x\n  true: y\n  1.5: z\n  -3: w\n", "k.yaml")
+    text = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\ndata:\n  5: x\n  true: p\n  1.5: z\n  -3: w\n"
+    docs, findings = load_stream(text, "k.yaml", paths=(APPLY,))
     assert findings == []
-    assert docs[0].data["data"] == {"5": "x", "true": "y", "1.5": "z", "-3": "w"}
+    assert docs[0].data["data"] == {"5": "x", "true": "p", "1.5": "z", "-3": "w"}
     assert [key_string(v) for v in (False, 10, 1e6, 0.1, 123456.0)] == ["false", "10", "1e+06", "0.1", "123456"]
+    # kustomize refuses a key that is not a string: in a file, each is an error naming it, located at the key.
+    docs, findings = load_stream(text, "k.yaml")
+    assert [(f.line, f.col, f.extra["refused_by"]) for f in findings] == [(n, 3, ["kubectl kustomize"]) for n in (5, 6, 7, 8)]
+    assert docs[0].data["data"] == {"5": "x", "true": "p", "1.5": "z", "-3": "w"}
 
 
 def test_template_and_null_keys_are_located_errors_not_crashes():
@@ -34,17 +39,20 @@ def test_template_and_null_keys_are_located_errors_not_crashes():
 
 def test_one_bad_file_never_hides_the_others(validate_cli, tmp_path):
     (tmp_path / "a-template.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  {{ .x }}: y\n")
-    (tmp_path / "b-binary.yaml").write_bytes(b"\xff\xfe\x00bad")
+    (tmp_path / "b-latin1.yaml").write_bytes(b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\ndata: {k: caf\xe9}\n")
     (tmp_path / "c-invalid.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {k: 1}\n")
-    (tmp_path / "d-intkeys.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: d}\ndata:\n  5: x\n")
-    code, out, err = validate_cli(tmp_path)
+    (tmp_path / "d-control.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: d}\ndata: {k: \"\x00\"}\n")
+    (tmp_path / "e-ok.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: e}\ndata:\n  k: v\n")
+    code, out, err = validate_cli(tmp_path, tmp_path / "missing.yaml")
     assert "Traceback" not in err and err == ""
-    assert code == 2          # an unreadable file: exit 2, after every file's result
+    assert code == 2          # an unreadable input: exit 2, after every file's result
     assert "a-template.yaml:4:3: error [yaml]" in out
-    assert "b-binary.yaml:1: error [input]: not UTF-8 text (line 1, byte 1 of the line)" in out
+    assert "b-latin1.yaml:4:14: error [yaml]: not UTF-8 text (byte 0xE9 at line 4, column 14)" in out
     assert "c-invalid.yaml:4:11: error [schema] ConfigMap/c data.k: 1 is not of type string" in out
-    assert "d-intkeys" not in out
-    assert out.strip().endswith("validate: 3 error(s), 0 warning(s) in 3 document(s)")
+    assert "d-control.yaml:4:12: error [yaml]: control character U+0000 (NUL)" in out
+    assert "missing.yaml: error [input]: no such file or folder" in out
+    assert "e-ok" not in out
+    assert out.strip().endswith("validate: 5 error(s), 0 warning(s) in 3 document(s)")
 
 
 def test_utf8_bom_is_read(validate_cli, tmp_path):
@@ -68,15 +76,17 @@ def test_list_items_are_validated_and_located_inside_the_list(validate_cli, tmp_
     assert report["summary"]["documents"] == 3
 
 
-def test_empty_input_is_an_error(validate_cli, lint_cli, tmp_path):
+def test_empty_standard_input_is_an_error_a_blank_file_is_not(validate_cli, lint_cli, tmp_path):
+    # kubeconform acceptance.bats: a blank file, or one of comments only, passes with 0 resources; standard
+    # input with nothing in it fails.
     for cli in (validate_cli, lint_cli):
         code, out, err = cli("-", stdin="")
         assert code == 2 and "error [input]: the input holds no Kubernetes object" in out and "Traceback" not in err
     (tmp_path / "empty.yaml").write_text("# only a comment\n")
-    assert validate_cli(tmp_path / "empty.yaml")[0] == 2
-    # An empty file among others found in a folder is no error (kubectl apply -f folder/ takes it).
-    (tmp_path / "cm.yaml").write_text(CM.format(name="x"))
-    assert validate_cli(tmp_path)[0] == 0
+    (tmp_path / "blank.yaml").write_text("")
+    for cli in (validate_cli, lint_cli):
+        code, out, _ = cli(tmp_path / "empty.yaml", tmp_path / "blank.yaml")
+        assert code == 0 and "0 error(s), 0 warning(s)" in out
 
 
 def test_junit_output_is_valid_against_the_common_junit_xsd(validate_cli, tmp_path):
@@ -91,13 +101,20 @@ def test_junit_output_is_valid_against_the_common_junit_xsd(validate_cli, tmp_pa
     assert out.count('name="ConfigMap/i (doc 2 items[0])"') == 1
 
 
-def test_a_tool_config_among_the_manifests_is_not_judged(validate_cli, tmp_path):
+def test_a_tool_config_in_a_folder_is_skipped_and_counted_named_it_is_an_error(validate_cli, tmp_path):
     (tmp_path / ".pre-commit-config.yaml").write_text("repos:\n  - repo: local\n    hooks: []\n")
     (tmp_path / "compose.yaml").write_text("services:\n  web: {image: nginx}\n")
+    (tmp_path / "hooks.yaml").write_text("- id: hook\n  entry: x\n")
     (tmp_path / "cm.yaml").write_text(CM.format(name="x"))
-    code, out, _ = validate_cli(tmp_path / ".pre-commit-config.yaml", tmp_path / "compose.yaml", tmp_path / "cm.yaml")
-    assert code == 0 and "error" not in out.replace("0 error(s)", "")
-    # Something that looks like an object but lacks its identity is still an error.
-    (tmp_path / "half.yaml").write_text("metadata:\n  name: x\n")
-    code, out, _ = validate_cli(tmp_path / "half.yaml")
-    assert code == 1 and "apiVersion is missing" in out and "kind is missing" in out
+    code, out, _ = validate_cli(tmp_path)
+    assert code == 0 and out.strip() == ("validate: 0 error(s), 0 warning(s) in 1 document(s); "
+                                         "3 file(s) skipped: no Kubernetes object in them")
+    # Named explicitly, a document without a kind is what kubectl refuses (kubeconform: "missing 'kind' key").
+    code, out, _ = validate_cli(tmp_path / "compose.yaml", tmp_path / "hooks.yaml", tmp_path / "cm.yaml")
+    assert code == 1 and "compose.yaml:1:1: error [yaml]: missing 'kind' key" in out
+    assert "hooks.yaml:1:1: error [yaml]: the document is a list, not an object" in out
+    # Half an identity, named or in a folder, is an error.
+    (tmp_path / "half.yaml").write_text("kind: ConfigMap\nmetadata:\n  name: x\n")
+    for args in ((tmp_path / "half.yaml",), (tmp_path,)):
+        code, out, _ = validate_cli(*args)
+        assert code == 1 and "half.yaml:1:1: error" in out and "apiVersion" in out

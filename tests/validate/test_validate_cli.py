@@ -66,7 +66,6 @@ def test_unknown_kind_exit_1_or_with_the_flag_a_warning_and_exit_0(validate_cli,
 
 
 @pytest.mark.parametrize("args,message", [
-    (["no/such/file.yaml"], "no/such/file.yaml: no such file or folder"),
     (["--kubernetes-version", "1.9", f"{F}/jobset-valid.yaml"], "--kubernetes-version 1.9: no schemas for it"),
     (["--trainer-version", "2.2", f"{F}/jobset-valid.yaml"], "invalid choice: '2.2'"),
     (["-o", "xml", f"{F}/jobset-valid.yaml"], "invalid choice: 'xml'"),
@@ -76,12 +75,20 @@ def test_usage_errors_exit_2_with_one_line(validate_cli, args, message):
     assert code == 2 and out == "" and message in err and "Traceback" not in err
 
 
-def test_not_utf8_is_unreadable_input(validate_cli, tmp_path):
+def test_a_missing_file_is_its_own_finding_and_the_others_are_validated(validate_cli):
+    # kubeconform: "fixtures/not-here - failed validation: lstat ...: no such file or directory", the rest judged.
+    code, out, err = validate_cli("no/such/file.yaml", f"{F}/pytorchjob-errors.yaml")
+    assert code == 2 and err == "" and "no/such/file.yaml: error [input]: no such file or folder" in out
+    assert "pytorchjob-errors.yaml:" in out and "validate: 5 error(s)" in out
+
+
+def test_not_utf8_is_located_and_names_the_reader_that_refuses_it(validate_cli, tmp_path):
     f = tmp_path / "latin1.yaml"
-    f.write_bytes(b"kind: \xe9\n")
+    f.write_bytes(b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: caf\xe9}\n")
     code, out, err = validate_cli(f)
-    # A finding of its own in the report (so other files' results still come), exit 2.
-    assert code == 2 and err == "" and f"{f}:1: error [input]: not UTF-8 text (line 1, byte 7 of the line)" in out
+    # kustomize (go-yaml) refuses the byte; kubectl apply -f reads U+FFFD in its place: an error, located, exit 1.
+    assert code == 1 and err == ""
+    assert f"{f}:3:21: error [yaml]: not UTF-8 text (byte 0xE9 at line 3, column 21): kubectl kustomize refuses" in out
 
 
 def test_output_file_is_written_whole_or_not_at_all(validate_cli, tmp_path):
@@ -89,7 +96,7 @@ def test_output_file_is_written_whole_or_not_at_all(validate_cli, tmp_path):
     code, out, _ = validate_cli(f"{F}/pytorchjob-errors.yaml", "-o", "json", "--output", report)
     assert code == 1 and out == "" and len(json.loads(report.read_text())["findings"]) == 4
     failed = tmp_path / "never.json"
-    code, _, _ = validate_cli("missing.yaml", "-o", "json", "--output", failed)
+    code, _, _ = validate_cli("--kubernetes-version", "1.9", "missing.yaml", "-o", "json", "--output", failed)
     assert code == 2 and not failed.exists() and list(tmp_path.iterdir()) == [report]
 
 

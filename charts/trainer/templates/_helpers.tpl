@@ -66,6 +66,20 @@ kueue.x-k8s.io/queue-name: {{ . }}
 {{- end }}
 {{- end }}
 
+{{/* Kueue's topology request on a pod template (scheduling.topology; kdt.operators.kueue):
+required or preferred with its level, in the podset group `training-job` (a PyTorchJob's Master and
+Workers placed in the same domain; the same annotations on every mode, so a job keeps them when it moves
+from one mode to another), or unconstrained. Empty when no request. */}}
+{{- define "trainer.topologyAnnotations" -}}
+{{- $t := .Values.scheduling.topology }}
+{{- if has $t.mode (list "required" "preferred") }}
+kueue.x-k8s.io/podset-{{ $t.mode }}-topology: {{ $t.level }}
+kueue.x-k8s.io/podset-group-name: training-job
+{{- else if eq $t.mode "unconstrained" }}
+kueue.x-k8s.io/podset-unconstrained-topology: "true"
+{{- end }}
+{{- end }}
+
 {{/* The image reference. */}}
 {{- define "trainer.image" -}}
 {{- printf "%s:%s" .Values.image.repository .Values.image.tag }}
@@ -235,6 +249,12 @@ topologySpreadConstraints:
 {{- end }}
 {{- if and .Values.faultTolerance.enabled (eq .Values.mode "trainjob") (not .Values.trainJob.runtime.create) }}
 {{- fail "faultTolerance.enabled with trainjob: the groups' pods restart one by one only in the runtime the chart creates (its node Job's backoffLimit and restartPolicy): set trainJob.runtime.create" }}
+{{- end }}
+{{- if and (eq .Values.mode "trainjob") (not .Values.trainJob.runtime.create) .Values.scheduling.topology.mode }}
+{{- fail "scheduling.topology goes into the runtime's pods: set it in the existing runtime (components/topology/trainjob), or trainJob.runtime.create" }}
+{{- end }}
+{{- if and .Values.scheduling.gang.enabled (not (has .Values.scheduling.gang.scheduler (list "coscheduling" "volcano"))) }}
+{{- fail (printf "scheduling.gang.scheduler %q: coscheduling or volcano" .Values.scheduling.gang.scheduler) }}
 {{- end }}
 {{- if and (eq .Values.mode "statefulset") .Values.scheduling.gang.enabled }}
 {{- fail "scheduling.gang.enabled: a StatefulSet has no gang scheduling of its own (queue it with scheduling.queueName; components/kueue/README.md)" }}

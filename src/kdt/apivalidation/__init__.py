@@ -9,7 +9,8 @@ its defaults, and refuses it with every error found. This package ports the
 rules a training job meets, one module per area:
 
 - formats.py: DNS labels and subdomains, label keys and values, port and env names;
-- quantity.py: the resource.Quantity grammar and value;
+- kdt.quantity (below the stages, the Kueue Workload's requests read it too): the resource.Quantity
+  grammar and value;
 - meta.py: object names per kind, generateName, namespaces, labels, annotations, selectors;
 - pods.py: pod specs: containers, ports, env, volumes, probes, lifecycle, resources;
 - workloads.py: Job, CronJob, StatefulSet and the controllers, and the pod templates

@@ -29,7 +29,7 @@ from fractions import Fraction
 
 from . import formats as F
 from . import meta as M
-from . import quantity as Q
+from .. import quantity as Q
 from .checker import (Report, as_int, config_key, d, dns1123_label, dns1123_subdomain, env_name, label_key,
                       label_value, lst, port_name, quote, relaxed_env_name)
 

@@ -61,6 +61,10 @@ def add_output_args(parser: argparse.ArgumentParser, formats=FORMATS) -> None:
 def add_jobs_arg(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-j", "--jobs", type=int, default=None, metavar="N",
                         help="render N targets at a time (default: one per core this process may use)")
+    parser.add_argument("--changed-files", action="store_true",
+                        help="the files named are a change set (pre-commit passes every changed YAML file): one "
+                             "that holds no Kubernetes object (a CI config, a values file) is skipped and counted, "
+                             "as in a folder walk, instead of being an error")
 
 
 @contextlib.contextmanager

@@ -32,7 +32,7 @@ from ..lint import lint_documents
 from ..paths import ROOT
 from ..render import render_all
 from ..report import write
-from ..validate import validate_documents
+from ..validate import supersede, validate_documents
 from ..yamlout import quote_ambiguous
 
 DEFAULT = "deploy/argocd"
@@ -63,7 +63,8 @@ def main(argv=None) -> int:
     findings += found
     if not any(K.APPLICATION.matches(d) or K.APPLICATIONSET.matches(d) for d in docs) and not findings:
         raise UsageError(f"{', '.join(paths)}: no Argo CD Application or ApplicationSet")
-    findings += validate_documents(docs)
+    schema = validate_documents(docs)
+    findings = supersede(findings, schema) + schema
     projects = A.projects(docs)
     rows = []
     ndocs = len(docs)

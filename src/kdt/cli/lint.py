@@ -75,7 +75,7 @@ def main(argv=None) -> int:
         settings(level, version, k8s)      # a bad value is a usage error now, not in the middle of the run
         cfg.rule_options[PS_ID] = {**cfg.options(PS_ID), "profile": level, "version": version}
     cluster = cluster_of(args)
-    tlist = T.resolve(args.paths)
+    tlist = T.resolve(args.paths, changed=args.changed_files)
     with ThreadPoolExecutor(max_workers=1) as background:
         renders = background.submit(render_all, tlist, args.jobs)
         if not args.trainer_version:

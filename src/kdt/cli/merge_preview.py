@@ -28,7 +28,8 @@ from it), or --diff (field by field against the unmerged template), or
 
 Exit 0 when everything resolves, 1 when a reference does not resolve (missing
 runtime, target job or container; a field of another Trainer release), located
-as file:line:col, 2 when a target cannot be read or rendered.
+as file:line:col, 2 when a target cannot be read or rendered (the others are
+still shown).
 """
 from __future__ import annotations
 
@@ -41,7 +42,8 @@ from .. import findings as F
 from .. import targets as T
 from ..diff import field_changes
 from ..errors import UsageError
-from ..merge_preview import Limit, Loader, elided_lines, expand_documents, explain_lines, pod_notes, summary_line
+from ..merge_preview import (Limit, Loader, elided_lines, expand_documents, explain_lines, kueue_workloads, pod_notes,
+                             summary_line, workload_line)
 from ..operators import training_operator_v1 as TO1
 from ..render import render_all
 from ..report import text as text_report
@@ -98,24 +100,29 @@ def main(argv=None) -> int:
     groups = _groups(T.resolve(args.paths))
     problems: list[F.Finding] = []
     results = []
+    workloads: dict = {}      # target -> [(job, the Kueue Workload it becomes)]
     loader = Loader(roundtrip=not (args.diff or args.explain or args.summary))
     for name, docs, fs in groups:
         problems.extend(fs)
-        if F.exit_code(fs) == 2:
-            continue
+        if not docs:
+            continue            # a target that did not render or read: its error says why
+        # A file of the set that cannot be read is its own error; the others' objects are still expanded.
         result = expand_documents(docs, trainer_version=version, loader=loader, options=options)
         expanded, efs = result
         problems.extend(efs)
         results.append((name, expanded, result.held))
+        workloads[name] = kueue_workloads(docs, expanded, version, options)
     for f in sorted(problems, key=F.sort_key):
         print(text_report.line(f), file=sys.stderr)
     code = F.exit_code(problems)
-    if code == 2:
-        return 2
+    if not results and code:
+        return code             # nothing read: no output (file) at all
     with output(args.output) as out:
         if args.summary:
             for name, expanded, held in results:
                 print(summary_line(name, expanded, held), file=out)
+                for _, w in workloads[name]:
+                    print(f"{name}: {workload_line(w)}", file=out)
         elif args.explain:
             for name, expanded, held in results:
                 print(f"# target: {name}", file=out)
@@ -126,6 +133,8 @@ def main(argv=None) -> int:
                         print("  " + line.split(" ", 1)[1], file=out)
                     for line in pod_notes(e):
                         print("  " + line, file=out)
+                for job, w in workloads[name]:
+                    print(f"Workload (Kueue, from {job.kind}/{job.name}): {workload_line(w)}", file=out)
         elif args.diff:
             for name, expanded, held in results:
                 print(f"# target: {name}", file=out)
@@ -155,6 +164,14 @@ def main(argv=None) -> int:
                     for line in pod_notes(e):
                         out.write(f"# {line}\n")
                     y.dump(quote_ambiguous(e.obj), out)
+                for job, w in workloads[name]:
+                    if not first:
+                        out.write("---\n")
+                    first = False
+                    out.write(f"# target: {name}; the Kueue Workload {job.kind}/{job.name} becomes (its name ends in a hash "
+                              f"of the job's UID; each pod set's template cut to what admission reads; "
+                              f"status.resourceRequests: the pod set's total)\n")
+                    y.dump(w.as_object(), out)
     return code
 
 

@@ -24,13 +24,13 @@ from . import Parser, add_cluster_args, cluster_of, invoke
 from .. import findings as F
 from .. import kinds as K
 from .. import summary, targets, trainer_release, versions
-from ..merge_preview import expand_documents, summary_line
+from ..merge_preview import expand_documents, kueue_workloads, summary_line, workload_line
 from ..lint import config as lint_config
 from ..lint import lint_target
 from ..render import helm_lint, render_all
 from ..schemas.crds import RunCrds
 from ..report import text as text_report
-from ..validate import validate_documents
+from ..validate import supersede, validate_documents
 
 
 def main(argv=None) -> int:
@@ -52,18 +52,21 @@ def main(argv=None) -> int:
     creates: list[str] = []
     run_docs = [d for x in results for d in x.documents]   # references resolve across the run
     for r in results:
-        problems.extend(r.findings)
         if not r.ok:
+            problems.extend(r.findings)
             continue
         problems.extend(helm_lint(r.target))
         trainer = trainer_release.decide(r.target, r.documents).release
-        problems.extend(validate_documents(r.documents, kubernetes_version=args.kubernetes_version,
-                                           trainer_version=trainer, found=found))
+        schema = validate_documents(r.documents, kubernetes_version=args.kubernetes_version,
+                                    trainer_version=trainer, found=found)
+        problems.extend(supersede(r.findings, schema) + schema)
         problems.extend(lint_target(r.target, r.documents, trainer_version=trainer, config=cfg, run_docs=run_docs,
                                     kubernetes_version=args.kubernetes_version, cluster=cluster))
         expanded, expand_findings = expand_documents(r.documents, trainer_version=trainer, options=cluster.options)
         problems.extend(expand_findings)
         creates.append(summary_line(r.target.name, expanded))
+        creates.extend(f"{r.target.name}: {workload_line(w)}"
+                       for _, w in kueue_workloads(r.documents, expanded, trainer, cluster.options))
     rows = summary.summary_rows([summary.summarize(r.target.name, r.documents) for r in results if r.ok])
     print()
     print(summary.table(rows, summary.SUMMARY_HEADER))

@@ -6,7 +6,8 @@ charts/*/ci/*.yaml). With paths: overlay folders, chart values files, YAML files
 Prints the rendered YAML (one stream per target, a `# target: NAME` comment
 before each), or with --summary the table of what each target runs.
 Exit 0 when everything renders, 2 when a target fails to render (kubectl's or
-helm's own message is shown) or a path cannot be read.
+helm's own message is shown) or a path cannot be read; every other target is
+still written.
 """
 from __future__ import annotations
 
@@ -36,17 +37,19 @@ def main(argv=None) -> int:
     for f in problems:
         print(text_report.line(f), file=sys.stderr)
     code = F.exit_code(problems)
-    if code == 2:
-        return 2
+    # A target that did not render or read is its error above; every other one is written whole.
+    done = [r for r in results if r.ok and not any(f.rule == "yaml" and f.level == F.ERROR for f in r.findings)]
+    if not done and code:
+        return code             # nothing rendered: no output (file) at all
     with output(args.output) as out:
         if args.summary:
-            rows = summary.summary_rows([summary.summarize(r.target.name, r.documents) for r in results])
+            rows = summary.summary_rows([summary.summarize(r.target.name, r.documents) for r in done])
             print(summary.table(rows, summary.SUMMARY_HEADER), file=out)
         else:
-            for r in results:
+            for r in done:
                 print(f"# target: {r.target.name}", file=out)
                 out.write(r.text if r.text.endswith("\n") or not r.text else r.text + "\n")
-                if r is not results[-1]:
+                if r is not done[-1]:
                     print("---", file=out)
     return code
 

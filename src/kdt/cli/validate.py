@@ -53,11 +53,12 @@ from .. import report, schemas, targets, trainer_release, versions
 from ..errors import UsageError
 from ..render import render_all
 from ..documents import is_blank, load_stream
+from ..kubeyaml import APPLY, BOTH
 from ..paths import ROOT
 from ..schemas.crds import RunCrds
 from ..stream import open_blocks, validate_stream
 from ..targets import FILE, target_trainer_version  # noqa: F401  (re-exported)
-from ..validate import RULES, validate_documents
+from ..validate import RULES, supersede, validate_documents
 
 TOOL = "validate"
 
@@ -90,7 +91,7 @@ def main(argv=None) -> int:
         from ..schemas import crds as crd_schemas
         crd_schemas.load(crds)         # a usage error (one line, exit 2) before anything is validated
 
-    tlist = targets.resolve(args.paths)
+    tlist = targets.resolve(args.paths, changed=args.changed_files)
     # Everything renders first (in parallel), and the files are looked through for CRDs and Trainer objects:
     # every CRD of the run is a schema for all of it (kdt.schemas.crds.RunCrds).
     built = [t for t in tlist if t.kind != FILE]
@@ -106,30 +107,38 @@ def main(argv=None) -> int:
     inventory = []
     decided = []
     ndocs = 0
+    skipped = 0
     for t in tlist:
         if t.kind == FILE:
             # A file or standard input is validated as a stream: a bounded window of documents at a time.
+            # Standard input is what `kubectl apply -f -` reads; a file may also be a kustomize resource.
             problems: list[F.Finding] = []
-            lines, size, head = open_blocks(str(t.path), t.name, problems)
+            paths = (APPLY,) if str(t.path) == "-" else BOTH
+            lines, size, head = open_blocks(str(t.path), t.name, problems, paths)
             decision = trainer_release.decide(t, scanned[id(t)], args.trainer_version, head[:targets.MARKER_SPAN], k8s)
-            found_in, n, entries = validate_stream(lines, t.name, k8s, decision.release, args.ignore_missing_schemas,
-                                                   inventory=args.format == "junit", size_hint=size, crds=crds,
-                                                   found=found, training_operator=args.training_operator_version)
-            problems += found_in
-            if n == 0 and not problems and not t.in_folder and is_blank(head):
+            got = validate_stream(lines, t.name, k8s, decision.release, args.ignore_missing_schemas,
+                                  inventory=args.format == "junit", size_hint=size, crds=crds, found=found,
+                                  training_operator=args.training_operator_version, paths=paths,
+                                  named=not t.in_folder)
+            problems += got.findings
+            if got.documents == 0 and not problems and str(t.path) == "-" and is_blank(head):
+                # kubeconform: empty standard input fails; a blank file named passes with 0 resources.
                 problems.append(F.Finding(F.ERROR, "input", "the input holds no Kubernetes object", t.name))
+            if got.documents == 0 and got.skipped and not problems:
+                skipped += 1       # a CI config, a values file... met walking a folder
             findings.extend(problems)
-            ndocs += n
-            inventory.extend(entries)
+            ndocs += got.documents
+            inventory.extend(got.entries)
             if trainer_release.has_trainer_objects(scanned[id(t)]):
                 decided.append((t.name, decision))
             continue
         r = rendered[id(t)]
-        findings.extend(r.findings)
+        skipped += r.skipped
         decision = trainer_release.decide(t, r.documents, args.trainer_version, kubernetes_version=k8s)
-        findings.extend(validate_documents(r.documents, kubernetes_version=k8s, trainer_version=decision.release,
-                                           ignore_missing_schemas=args.ignore_missing_schemas, crds=crds, found=found,
-                                           training_operator=args.training_operator_version))
+        schema = validate_documents(r.documents, kubernetes_version=k8s, trainer_version=decision.release,
+                                    ignore_missing_schemas=args.ignore_missing_schemas, crds=crds, found=found,
+                                    training_operator=args.training_operator_version)
+        findings.extend(supersede(r.findings, schema) + schema)
         ndocs += len(r.documents)
         inventory.extend(r.documents)
         if trainer_release.has_trainer_objects(r.documents):
@@ -137,7 +146,7 @@ def main(argv=None) -> int:
     notes = trainer_release.notes(decided) + (found.note() if found is not None else [])
     with output(args.output) as out:
         report.write(findings, args.format, TOOL, out, documents=ndocs, targets=[t.name for t in tlist],
-                     rules=RULES, inventory=inventory, notes=notes)
+                     rules=RULES, inventory=inventory, notes=notes, skipped=skipped)
     return F.exit_code(findings)
 
 

@@ -18,13 +18,15 @@ from __future__ import annotations
 from typing import Iterable, Iterator
 
 from ..operators import jobset as JS
+from ..operators import scheduling as S
 from ..operators import trainer_v2 as TV2
 from ..operators import training_operator_v1 as TO1
 from . import argocd, core, jobset, scheduling, statefulset, trainer_v2, training_operator_v1
 from .base import ANY, DATA, JOB, PODS, RUNTIME, ExpandContext, Kind, MigrateContext, PodTemplate, Workload
 
 __all__ = ["ANY", "DATA", "JOB", "PODS", "RUNTIME", "ExpandContext", "Kind", "MigrateContext", "PodTemplate", "Workload",
-           "ALL", "of", "lookup", "of_object", "by_role", "pod_templates", "containers", "local_pods", "runtimes"]
+           "ALL", "of", "lookup", "of_object", "by_role", "pod_templates", "containers", "local_pods", "runtimes",
+           "kueue_workload"]
 
 # Every kind, in the order its module is listed: each module's KINDS.
 ALL: tuple[Kind, ...] = (*core.KINDS, *statefulset.KINDS, *jobset.KINDS, *training_operator_v1.KINDS,
@@ -106,6 +108,16 @@ def containers(doc, init: bool = True) -> Iterator[tuple[PodTemplate | None, tup
 def runtimes(docs: Iterable) -> list:
     """The Trainer runtimes among `docs` (TrainingRuntime and ClusterTrainingRuntime)."""
     return [d for d in docs if any(k.matches(d) for k in RUNTIMES)]
+
+
+def kueue_workload(doc, ctx: ExpandContext, expanded: list | None = None):
+    """The Kueue Workload a job becomes (kdt.expand.kueue.Workload) when its own labels queue it
+    (kdt.operators.scheduling.queued); None for a job Kueue does not queue or a kind whose integration the
+    tooling does not model (its kind's `kueue_workload` hook)."""
+    k = of(doc)
+    if k is None or not isinstance(doc.data, dict) or not S.queued(doc.get(("metadata", "labels"))):
+        return None
+    return k.kueue_workload(doc, ctx, expanded)
 
 
 def local_pods(expanded: Iterable) -> list:

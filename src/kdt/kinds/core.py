@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from ..expand import kueue as XK
 from ..fields import as_dict, as_int
 from .base import PODS, Kind, PodTemplate
 
@@ -67,6 +68,10 @@ class DaemonSet(_Templated):
 
 class Job(_Templated):
     group, kind, versions = "batch", "Job", ("v1",)
+
+    def kueue_workload(self, doc, ctx, expanded=None):
+        # Kueue's batch/job integration (jobs/job/job_controller.go PodSets)
+        return XK.workload(self.kind, doc.data, XK.job_pod_sets(doc.data))
 
 
 class ReplicationController(_Templated):

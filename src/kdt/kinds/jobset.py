@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..expand import jobset as XJ
+from ..expand import kueue as XK
 from ..fields import as_dict, as_int, as_list
 from ..operators import jobset as JS
 from ..run import controllers as C
@@ -48,6 +49,10 @@ class JobSet(Kind):
         """What the JobSet and Job controllers create from a JobSet document: its headless Service, Jobs and
         pods (kdt.expand.jobset), or nothing (and why) for one another controller manages."""
         return XJ.expand(doc, ctx.load, ctx.options)
+
+    def kueue_workload(self, doc, ctx, expanded=None):
+        # Kueue's jobset.x-k8s.io/jobset integration (jobs/jobset/jobset_controller.go PodSets)
+        return XK.workload(self.kind, doc.data, XK.jobset_pod_sets(doc.data))
 
     def local_pods(self, e) -> list:
         """The pods of a JobSet object (one a TrainJob became): its Indexed Jobs' pods."""

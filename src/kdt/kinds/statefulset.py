@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from ..expand import kueue as XK
 from ..expand import statefulset as expand_sts
 from ..fields import as_dict, as_int, as_list
 from ..run import controllers as C
@@ -45,6 +46,10 @@ class StatefulSet(Kind):
         procs, p = procs_per_node(env.get("NPROC_PER_NODE") or env.get("PET_NPROC_PER_NODE"), gpus)
         cpu, mem = pod_requests(pod)
         return Workload(self.kind, doc.name, str(n), n, gpus, procs, str(n * p), cpu * n, mem * n)
+
+    def kueue_workload(self, doc, ctx, expanded=None):
+        # Kueue's statefulset integration: its pods as one pod group (statefulset_pod_reconciler.go)
+        return XK.workload(self.kind, doc.data, XK.pod_group_pod_sets(doc.data))
 
     def local_pods(self, e) -> list:
         pod = LocalPod(e.name, e.obj, self, e.source.name, e.source.name, int(e.facts.get("rank", 0)), e.source)

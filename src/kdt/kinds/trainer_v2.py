@@ -12,6 +12,7 @@ import json
 from typing import Iterator
 
 from .. import versions as V
+from ..expand import kueue as XK
 from ..expand import trainer_v2 as expand_tv2
 from ..fields import as_dict, as_int, quantity
 from ..migrate import sides as migration_sides
@@ -112,6 +113,15 @@ class TrainJob(_Trainer):
         n = nodes or 1
         return Workload(self.kind, doc.name, str(nodes) if nodes else "runtime", n, gpus, procs,
                         str(n * p) if nodes else "-", quantity(req.get("cpu")) * n, quantity(req.get("memory")) * n)
+
+    def kueue_workload(self, doc, ctx, expanded=None):
+        """Kueue's trainer.kubeflow.org/trainjob integration: the pod sets of the JobSet Trainer builds from the
+        TrainJob and its runtime (trainjob_controller.go podSets -> getChildJobSet -> the JobSet's PodSets), the
+        merge preview's JobSet. None when the TrainJob does not expand (its runtime is not in the run)."""
+        if expanded is None:
+            expanded, _ = self.expand(doc, ctx)
+        jobset = next((e.obj for e in expanded if e.obj.get("kind") == JS.KIND and e.source is doc), None)
+        return XK.workload(self.kind, doc.data, XK.jobset_pod_sets(jobset, None)) if jobset is not None else None
 
     def set_nproc(self, data: dict, n: int) -> bool:
         data.setdefault("spec", {}).setdefault("trainer", {})["numProcPerNode"] = n

@@ -12,11 +12,13 @@ from __future__ import annotations
 from typing import Iterator
 
 from .. import versions as V
+from ..expand import kueue as XK
 from ..expand import training_operator_v1 as expand_to1
 from ..fields import as_dict, as_int
 from ..migrate import pytorchjob as migrate_to1
 from ..migrate import sides as migration_sides
 from ..operators import injection as INJ
+from ..operators import kueue as KQ
 from ..operators import training_operator_v1 as TO1
 from ..run import controllers as C
 from ..run.pods import LocalPod, pod_containers
@@ -112,6 +114,13 @@ class PyTorchJob(TrainingOperatorJob):
         world = (f"{(as_int(label) or maxn) * p}" if "-" not in label
                  else f"{as_int(elastic.get('minReplicas'), 0) * p}-{maxn * p}")
         return Workload(self.kind, doc.name, label, maxn, gpus, procs, world, cpu, mem)
+
+    def kueue_workload(self, doc, ctx, expanded=None):
+        # Kueue's kubeflow.org/pytorchjob integration (kubeflowjob_controller.go PodSets; PriorityClass:
+        # runPolicy.schedulingPolicy.priorityClass before the replicas' priorityClassName)
+        pod_sets = XK.kubeflow_pod_sets(doc.data, self.replica_specs, KQ.PYTORCHJOB_ORDER)
+        policy = as_dict(as_dict(as_dict(doc.data.get("spec")).get("runPolicy")).get("schedulingPolicy"))
+        return XK.workload(self.kind, doc.data, pod_sets, str(policy.get("priorityClass") or ""))
 
     def local_pods(self, e) -> list:
         if e.obj.get("kind") != "Pod":

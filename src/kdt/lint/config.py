@@ -19,10 +19,11 @@ import fnmatch
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml_rs
 
+from ..documents import load_stream
 from ..errors import UsageError
 from ..findings import LEVELS, Finding
+from ..kubeyaml import KUSTOMIZE
 from ..paths import ROOT
 
 DEFAULT_FILE = ".kdt-lint.yaml"
@@ -72,9 +73,14 @@ def load(path: str | None = None) -> Config:
         if not p.is_file():
             raise UsageError(f"{path}: no such config file")
     try:
-        data = yaml_rs.loads(p.read_text(), parse_datetime=False) or {}
-    except (yaml_rs.YAMLDecodeError, OSError, UnicodeDecodeError) as exc:
+        # Read as YAML 1.2 (kyaml's reading: `off` is a string), bounded like every YAML kdt reads.
+        docs, problems = load_stream(p.read_text(), str(p), paths=(KUSTOMIZE,))
+    except (OSError, UnicodeDecodeError) as exc:
         raise UsageError(f"{p}: cannot read config: {str(exc).splitlines()[0]}") from None
+    errors = [f for f in problems if f.level == "error"]
+    if errors:
+        raise UsageError(f"{p}: cannot read config: {errors[0].location}: {errors[0].message}")
+    data = (docs[0].data if docs[0].kustomize is None else docs[0].kustomize) if docs else {}
     return parse(data, str(p))
 
 

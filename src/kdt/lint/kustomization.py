@@ -15,10 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml_rs
 
 from .. import targets as T
-from ..documents import Document, load_stream
+from ..documents import Document, load_all, load_stream
 from ..paths import display
 
 
@@ -47,13 +46,10 @@ class Layer:
 
 
 def _yaml_docs(text: str) -> list:
-    try:
-        data = yaml_rs.loads(text, parse_datetime=False)
-    except (yaml_rs.YAMLDecodeError, ValueError):
-        return []
-    if isinstance(data, list) and data and all(isinstance(x, dict) and "op" in x for x in data):
-        return [data]   # one JSON6902 patch
-    return data if isinstance(data, list) else [data]
+    docs = load_all(text)
+    if len(docs) == 1 and isinstance(docs[0], list) and docs[0] and all(isinstance(x, dict) and "op" in x for x in docs[0]):
+        return docs     # one JSON6902 patch
+    return docs
 
 
 def kustomization_file(folder: Path) -> Path | None:
@@ -76,7 +72,7 @@ def _resources(folder: Path, spec: dict) -> list[dict]:
         if p.is_dir():
             out.extend(rendered(p))
         elif p.is_file():
-            out.extend(d for d in _yaml_docs(p.read_text()) if isinstance(d, dict))
+            out.extend(d for d in _yaml_docs(p.read_text(errors="replace")) if isinstance(d, dict))
     return out
 
 
@@ -84,12 +80,12 @@ def _patch_text(folder: Path, entry: Any) -> tuple[str, str]:
     if isinstance(entry, dict):
         if "path" in entry:
             p = folder / str(entry["path"])
-            return (p.read_text() if p.is_file() else ""), display(p)
+            return (p.read_text(errors="replace") if p.is_file() else ""), display(p)
         return str(entry.get("patch") or ""), ""
     if isinstance(entry, str):
         p = folder / entry
         if "\n" not in entry and p.is_file():
-            return p.read_text(), display(p)
+            return p.read_text(errors="replace"), display(p)
         return entry, ""
     return "", ""
 
@@ -125,7 +121,7 @@ def layers(folder: Path, seen: set | None = None) -> list[Layer]:
     kf = kustomization_file(folder)
     if kf is None:
         return []
-    docs, _ = load_stream(kf.read_text(), display(kf))
+    docs, _ = load_stream(kf.read_text(errors="replace"), display(kf))
     if not docs:
         return []
     kdoc = docs[0]
@@ -141,7 +137,7 @@ def layers(folder: Path, seen: set | None = None) -> list[Layer]:
         ckf = kustomization_file(cdir) if cdir.is_dir() else None
         if ckf is None:
             continue
-        cdocs, _ = load_stream(ckf.read_text(), display(ckf))
+        cdocs, _ = load_stream(ckf.read_text(errors="replace"), display(ckf))
         if not cdocs:
             continue
         cres = _resources(cdir, cdocs[0].data)

@@ -23,9 +23,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
+from ..documents import load_all
 from ..errors import UsageError
+from ..kubeyaml import APPLY
 from . import injection as INJ
 from . import training_operator_v1 as TO1
 
@@ -96,10 +96,12 @@ class InitTemplate:
             return [INJ.v1_init_container(job_name)]
         out = execute(self.text, {"MasterAddr": TO1.master_address(job_name), "InitContainerImage": self.image,
                                   "MaxTries": self.max_tries})
-        try:
-            data = yaml.safe_load(out)
-        except yaml.YAMLError as exc:
-            raise TemplateError(f"its output is not YAML: {str(exc).splitlines()[0]}") from None
+        errors: list[str] = []
+        # The operator unmarshals the output with sigs.k8s.io/yaml, as `kubectl apply -f` reads YAML.
+        docs = load_all(out, (APPLY,), errors)
+        if errors:
+            raise TemplateError(f"its output is not YAML kubectl reads: {errors[0]}")
+        data = docs[0] if docs else None
         if data is None:
             return []           # json null into a slice: no init containers at all
         if not isinstance(data, list) or not all(isinstance(c, dict) for c in data):

@@ -29,7 +29,7 @@ def line(f) -> str:
     return " ".join(parts)
 
 
-def write(findings, tool: str, out=sys.stdout, documents: int | None = None, notes=(), **_):
+def write(findings, tool: str, out=sys.stdout, documents: int | None = None, skipped: int = 0, notes=(), **_):
     for f in findings:
         print(line(f), file=out)
     for n in notes:
@@ -39,4 +39,6 @@ def write(findings, tool: str, out=sys.stdout, documents: int | None = None, not
     summary = f"{tool}: {errors} error(s), {warnings} warning(s)"
     if documents is not None:
         summary += f" in {documents} document(s)"
+    if skipped:
+        summary += f"; {skipped} file(s) skipped: no Kubernetes object in them"
     print(summary, file=out)

@@ -41,6 +41,7 @@ import jsonschema_rs
 
 from .. import versions
 from ..errors import UsageError
+from .crd_rules import INT_RANGE
 
 HERE = Path(__file__).resolve().parent
 GENERATED = HERE / "generated"
@@ -178,6 +179,26 @@ def _def_refs(d: dict) -> list[str]:
     return refs
 
 
+# An integer field of format int32 or int64 takes what Go's int32 or int64 holds: encoding/json refuses a
+# number past it ("cannot unmarshal number ... into Go struct field ... of type int32"), in kubectl's typed
+# decode and in the API server. JSON Schema checks a format on strings only, so the validators get the
+# range as minimum and maximum.
+def with_int_ranges(node: Any) -> Any:
+    """A copy of a schema whose int32/int64 integers carry their range."""
+    if isinstance(node, list):
+        return [with_int_ranges(x) for x in node]
+    if not isinstance(node, dict):
+        return node
+    out = {k: with_int_ranges(v) for k, v in node.items()}
+    types = out.get("type")
+    fmt = out.get("format")
+    if isinstance(fmt, str) and fmt in INT_RANGE and (types == "integer" or isinstance(types, list) and "integer" in types):
+        lo, hi = INT_RANGE[fmt]
+        out.setdefault("minimum", lo)
+        out.setdefault("maximum", hi)
+    return out
+
+
 def closure(root: str, pools: list[Pool]) -> dict:
     """Self-contained schema of definition `root`: it, and every definition it reaches."""
     defs: dict = {}
@@ -291,7 +312,7 @@ class Registry:
             reach = [pool, self.pools[1]]
         schema = closure(name, reach)
         try:
-            validator = jsonschema_rs.validator_for(schema)
+            validator = jsonschema_rs.validator_for(with_int_ranges(schema))
         except (jsonschema_rs.ValidationError, ValueError):
             # A CRD found in the run whose schema JSON Schema cannot compile (a --crd one is refused up front,
             # kdt.schemas.crds._check): that CRD gives no schema; another may.

@@ -35,7 +35,8 @@ JOBSET_AV, JOBSET = JS.API_VERSION, JS.KIND
 RUNTIME_JOBSET_SPEC = ("spec", "template", "spec")
 # Subtrees of Kubernetes types inside the CRDs: their enums and formats are the Kubernetes schemas' business.
 _K8S_SUBTREES = ("podTemplateOverrides", "runtimePatches", "env", "volumeClaimPolicies", "metrics", "resourcesPerNode")
-_INT_RANGE = {"int32": (-2**31, 2**31 - 1), "int64": (-2**63, 2**63 - 1)}
+# What Go's int32 and int64 hold: encoding/json refuses a number past the field's type.
+INT_RANGE = {"int32": (-2**31, 2**31 - 1), "int64": (-2**63, 2**63 - 1)}
 
 
 def _in_k8s_type(path: tuple) -> bool:
@@ -57,7 +58,7 @@ def _walk(node: Any, path: tuple, out: list, enums: bool = True, k8s_type=_in_k8
     if not k8s_type(path):
         if enums and "enum" in node:
             out.append({"path": list(path), "enum": node["enum"]})
-        if node.get("format") in _INT_RANGE and node.get("type") == "integer":
+        if node.get("format") in INT_RANGE and node.get("type") == "integer":
             out.append({"path": list(path), "format": node["format"]})
     for k, p in (node.get("properties") or {}).items() if isinstance(node.get("properties"), dict) else ():
         _walk(p, path + (k,), out, enums, k8s_type)
@@ -322,7 +323,9 @@ def violations_of(rules: _Node | None, data: dict, lenient: bool = False) -> Ite
                 opts = ", ".join(json.dumps(o) for o in r["enum"])
                 yield path, f"{json.dumps(value)} is not one of: {opts}", "enum"
         elif "format" in r:
-            lo, hi = _INT_RANGE[r["format"]]
+            lo, hi = INT_RANGE[r["format"]]
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)          # past int64, kubectl's reader gives a float64
             if isinstance(value, int) and not isinstance(value, bool) and not lo <= value <= hi:
                 yield path, f"{value} is out of the {r['format']} range", "format"
         else:
