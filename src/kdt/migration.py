@@ -216,20 +216,22 @@ def _prove(plans: list[Plan], bdocs: list[Document], adocs: list[Document], vers
 
 
 def _companion_selections(p: Plan, before, after, adocs: list[Document]) -> list[Difference]:
-    """The selectors other objects hold on the job's pods select the same pods after (row selectors)."""
+    """The selectors other objects hold on the job's pods select the same pods after (row selectors): those the
+    move rewrote, and those left as written that select some of the job's pods before or after."""
     from .migrate.compare import selected_nodes
     from .migrate.patch import get
     out = []
     for c in p.extra:
         adoc = next((d for d in adocs if d.key() == c.after_key), None)
-        for path in c.selectors:
+        for path, rewritten in [(x, True) for x in c.selectors] + [(x, False) for x in c.watch]:
             where = f"{c.doc.kind}/{c.doc.name}"
             try:
                 bsel, asel = get(c.doc.data, path), get(adoc.data, path) if adoc is not None else None
             except PatchError:
                 bsel, asel = get(c.doc.data, path), None
             b, a = selected_nodes(bsel, before), selected_nodes(asel, after) if asel is not None else []
-            out.append(Difference(where, ("selects",) + tuple(path), b, a, "selectors" if b == a else None))
+            if rewritten or b or a:
+                out.append(Difference(where, ("selects",) + tuple(path), b, a, "selectors" if b == a else None))
     return out
 
 
@@ -367,7 +369,8 @@ def _migrate_values(t: T.Target, version: str, runtimes, manager, root: Path, cl
     ops, vfs, vclaims, done = planned
     res.findings += fs + [f for p in jobs for f in p.findings] + vfs
     chart_rows = {"pod-patch", "trainer-container", "python-unbuffered", "backoff-limit", "active-deadline",
-                  "group-restarts", "shape-overrides", "shape-labels"}   # what the chart does itself, or `done` says
+                  "group-restarts", "shape-overrides", "shape-labels", "pod-index",
+                  "replica-group-restarts"}   # what the chart does itself, or `done` says
     for p in jobs:
         p.done = list(done) + [(row, text) for row, text in p.done if row not in chart_rows]
     out = _write(res, root, _rel(t.path), MC.values_text(t.path, ops, version))

@@ -14,11 +14,8 @@ from .model import Expanded
 
 def _ft_container(pod: dict) -> dict | None:
     for c in (pod.get("spec") or {}).get("containers") or []:
-        if not isinstance(c, dict):
-            continue
-        for e in c.get("env") or []:
-            if isinstance(e, dict) and e.get("name") == TFT.ENV_MODE and e.get("value") == TFT.MODE_TORCHFT:
-                return c
+        if isinstance(c, dict) and TFT.runs_group(c):
+            return c
     return None
 
 

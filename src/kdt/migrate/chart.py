@@ -3,7 +3,9 @@
 The chart renders the same job both ways (templates/pytorchjob.yaml, templates/trainjob.yaml), so the values
 file changes little: `mode: trainjob`, `trainJob.trainerVersion`, the group restarts torchrun made in place
 as the created runtime's `trainJob.runtime.maxRestarts` (row group-restarts), PYTHONUNBUFFERED in `env` (row
-python-unbuffered). What the PyTorchJob's migration reports about the job (kdt.migrate.pytorchjob) holds for
+python-unbuffered). A torchft job (`faultTolerance.enabled`) keeps its values: trainjob mode reads them too
+(the groups' ids from the completion index, row pod-index; each pod restarting alone in the runtime the chart
+creates, so `trainJob.runtime.create` true and `trainJob.runtime.maxRestarts` 0: row replica-group-restarts). What the PyTorchJob's migration reports about the job (kdt.migrate.pytorchjob) holds for
 the chart's TrainJob too; the values trainjob mode does not read are findings located in the values file.
 """
 from __future__ import annotations
@@ -84,15 +86,34 @@ def plan(values_file: Path, chart: Path, version: str, job_plans: list, doc_for_
     done.append(("chart-mode", f"mode {mode} -> {TRAINJOB}, trainJob.trainerVersion {label}"))
     _ensure(ops, work, ("trainJob",))
     ops.append(Op("replace" if "trainerVersion" in work["trainJob"] else "add", ("trainJob", "trainerVersion"), label))
+    ft = as_dict(eff.get("faultTolerance"))
+    groups = bool(ft.get("enabled"))
     restarts = next((pl.facts["group_restarts"] for pl in job_plans if pl.facts.get("group_restarts")), None)
-    if restarts is None:
+    if groups:
+        restarts = 0          # torchrun's --max-restarts stays in the pod (--standalone); JobSet restarts no group
+    elif restarts is None:
         restarts = as_dict(eff.get("torchrun")).get("maxRestarts") or 0
     rt = as_dict(as_dict(eff.get("trainJob")).get("runtime"))
+    if groups and rt.get("create") is not True:
+        # the chart refuses faultTolerance in trainjob mode on a runtime it does not create (templates/_helpers.tpl)
+        _ensure(ops, work, ("trainJob", "runtime"))
+        ops.append(Op("replace" if "create" in work["trainJob"]["runtime"] else "add",
+                      ("trainJob", "runtime", "create"), True))
+        done.append(("replica-group-restarts", "trainJob.runtime.create true: the node Job's restartPolicy and "
+                                               "backoffLimit are the chart's runtime's"))
     if rt.get("maxRestarts") != restarts:
         _ensure(ops, work, ("trainJob", "runtime"))
         ops.append(Op("replace" if "maxRestarts" in work["trainJob"]["runtime"] else "add",
                       ("trainJob", "runtime", "maxRestarts"), restarts))
-        done.append(("group-restarts", f"torchrun's {restarts} in-place restarts -> trainJob.runtime.maxRestarts {restarts}"))
+        if not groups:
+            done.append(("group-restarts", f"torchrun's {restarts} in-place restarts -> trainJob.runtime.maxRestarts "
+                                           f"{restarts}"))
+    if groups:
+        done.append(("replica-group-restarts", f"faultTolerance kept: each group's pod restarts alone (the runtime's "
+                     f"node Job: restartPolicy OnFailure, backoffLimit {ft.get('backoffLimit')}); "
+                     "trainJob.runtime.maxRestarts 0: JobSet restarts no group"))
+        done.append(("pod-index", "faultTolerance kept: trainjob mode reads REPLICA_GROUP_ID from the completion "
+                                  "index of the node Job's pods"))
     env = [e for e in as_list(eff.get("env")) if isinstance(e, dict)]
     if not any(e.get("name") == INJ.V1_PYTHONUNBUFFERED[0] for e in env):
         entry = {"name": INJ.V1_PYTHONUNBUFFERED[0], "value": INJ.V1_PYTHONUNBUFFERED[1]}
@@ -110,7 +131,7 @@ def plan(values_file: Path, chart: Path, version: str, job_plans: list, doc_for_
         findings.append(f)
         claims.append(Claim(row, claim, None, f.message))
 
-    if rp.get("backoffLimit") is not None:
+    if rp.get("backoffLimit") is not None and not groups:     # replica groups: faultTolerance.backoffLimit, both modes
         lost("backoff-limit", ("pytorchJob", "runPolicy", "backoffLimit"),
              f"{rp['backoffLimit']} has no value in trainjob mode: the trainer Job fails after Kubernetes' default of 6",
              ("job", "backoff limit"))

@@ -29,7 +29,8 @@ class Plan:
     compare: bool = True              # False for an object with no pods of its own (a runtime)
     facts: dict = field(default_factory=dict)   # what other plans read (the group restarts of a PyTorchJob)
     extra: list = field(default_factory=list)   # plans of other documents this one's move changes (their selectors)
-    selectors: list = field(default_factory=list)   # (path before, path after) of selectors the proof evaluates
+    selectors: list = field(default_factory=list)   # paths of the selectors the move rewrote: the proof evaluates them
+    watch: list = field(default_factory=list)       # paths of the others (not rewritten) that may select the job's pods
 
     def note(self, row_id: str, text: str) -> None:
         M.row(row_id)                 # a row of the table, or a KeyError here

@@ -9,9 +9,11 @@ equivalences (kdt.operators.migration, docs/migration.md):
    become the runtime's failurePolicy.maxRestarts (rows torchrun-rendezvous, group-restarts);
 3. `pytorch`'s image, command, args, env, resources move to `spec.trainer` (row trainer-container); the pod
    fields a TrainJob can patch move to podTemplateOverrides (2.1) or runtimePatches (2.2+) (row pod-patch);
-   runPolicy's suspend and (2.2+) activeDeadlineSeconds to their TrainJob fields;
+   runPolicy's suspend and (2.2+) activeDeadlineSeconds to their TrainJob fields; env read from the pod's
+   index (the replica-index label) reads the trainer Job's completion index instead (row pod-index);
 4. everything else of the pod and the run policy Trainer reads from the runtime goes into a runtime
-   generated for the job, unless a runtime given to the migration holds exactly that (row pod-runtime).
+   generated for the job, unless a runtime given to the migration holds exactly that (row pod-runtime); a
+   torchft job's restarts stay scoped to the pod (row replica-group-restarts).
 What has no equivalent is a located finding, and every difference the plan makes on purpose is a claim the
 proof (kdt.migrate.compare) matches.
 """
@@ -24,6 +26,7 @@ from ..fields import as_dict, as_int, as_list
 from ..operators import injection as INJ
 from ..operators import migration as M
 from ..operators import scheduling as S
+from ..operators import torchft as TFT
 from ..operators import torchrun as TR
 from ..operators import trainer_v2 as TV2
 from ..operators import training_operator_v1 as TO1
@@ -252,6 +255,9 @@ def plan(doc, ctx) -> Plan:
     own = {str(e.get("name")): e.get("value") if "valueFrom" not in e else None
            for e in as_list(c.get("env")) if isinstance(e, dict) and e.get("name") is not None}
 
+    # torchft replica groups: each pod one group, restarting alone (row replica-group-restarts)
+    p.facts["replica_groups"] = TFT.runs_group(c)
+
     # 2. torchrun's rendezvous
     rdzv = _rendezvous(p, c, cpath, elastic, own)
     removed_refs = set().union(*(L.references(w.text) for w in rdzv.removed)) if rdzv.removed else set()
@@ -305,6 +311,7 @@ def plan(doc, ctx) -> Plan:
     note = (f"{NOTE_HEADER}: PyTorchJob {doc.name} -> TrainJob (Trainer {'2.2+' if version == '2.3' else '2.1'}); "
             "each step names its row of docs/migration.md")
     ops.append(Op("test", cpath + ("name",), TO1.CONTAINER_NAME, note=note))
+    _pod_index(p, c, cpath, bool(master and worker), drop_env)
     for part in ("command", "args"):
         for w in sorted((w for w in rdzv.removed if w.part == part), key=lambda w: -w.index):
             ops.append(Op("test", cpath + (part, w.index), w.text))
@@ -377,6 +384,27 @@ def plan(doc, ctx) -> Plan:
     return p
 
 
+def _pod_index(p: Plan, c: dict, cpath: tuple, two_types: bool, drop_env: set) -> None:
+    """Row pod-index: env read from the pod's replica-index label reads the trainer Job's completion index (the
+    same number on every node of a job of one replica type); beside a Master, a finding."""
+    old, new = M.POD_INDEX_FIELD
+    for i, e in enumerate(as_list(c.get("env"))):
+        ref = as_dict(as_dict(as_dict(e).get("valueFrom")).get("fieldRef"))
+        name = as_dict(e).get("name")
+        if str(ref.get("fieldPath", "")).strip() != old or name in drop_env:
+            continue
+        where = cpath + ("env", i, "valueFrom", "fieldRef", "fieldPath")
+        if two_types:
+            p.finding("pod-index", f"env {name} reads {old}: beside a Master, a Worker's index is not its node's "
+                      "(each replica type counts from 0), and no label or annotation of the TrainJob's pods holds "
+                      "it: left as written, it is unset there", where,
+                      claims=[("spec", "containers", MAIN, "env", str(name))])
+            continue
+        p.ops.append(Op("test", where, ref["fieldPath"]))
+        p.ops.append(Op("replace", where, new, note=f"pod-index: env {name} from the trainer Job's completion index"))
+        p.note("pod-index", f"env {name}: {old} -> {new} (node i has index i on both sides)")
+
+
 def _label_maps(node: Any, path: tuple = ()):
     """(path, mapping) of every label selector map in an object: matchLabels, and a Service's spec.selector."""
     if isinstance(node, dict):
@@ -394,9 +422,16 @@ def _label_maps(node: Any, path: tuple = ()):
             yield from _label_maps(v, path + (i,))
 
 
+# The keys under which a selector picks pods (a NetworkPolicy's podSelector, a Service's or a
+# PodDisruptionBudget's selector, a pod affinity term's labelSelector); a namespaceSelector picks namespaces.
+POD_SELECTOR_KEYS = ("podSelector", "selector", "labelSelector")
+
+
 def _companion(d, job, version: str) -> Plan | None:
     """Row selectors: another object (a NetworkPolicy, a Service, a PodDisruptionBudget) that selects this job's
-    pods by the Training Operator's labels, moved to JobSet's so that it selects the TrainJob's pods."""
+    pods by the Training Operator's labels, moved to JobSet's so that it selects the TrainJob's pods; one that
+    selects them by other labels (the torchft Lighthouse's NetworkPolicy: the groups' own label) is left as
+    written, and the proof checks it still selects the same pods."""
     if not isinstance(d.data, dict):
         return None
     job_key, jobset_key = M.LABEL_JOB
@@ -404,6 +439,8 @@ def _companion(d, job, version: str) -> Plan | None:
     c = Plan(d, version, by="key", after_key=d.key(), compare=False)
     for path, labels, selector in _label_maps(d.data):
         if str(labels.get(job_key)) != job.name:
+            if selector and selector[-1] in POD_SELECTOR_KEYS:
+                c.watch.append(selector)
             continue
         c.ops.append(Op("move", path + (jobset_key,), src=path + (job_key,),
                         note=f"selectors: {job_key} -> {jobset_key} (the JobSet is named after the TrainJob)"))
@@ -418,7 +455,7 @@ def _companion(d, job, version: str) -> Plan | None:
         c.selectors.append(selector)
         c.note("selectors", f"{'.'.join(map(str, path))}: {job_key}={job.name} -> {jobset_key}={job.name} (selects the "
                             "TrainJob's pods)")
-    return c if c.ops else None
+    return c if c.ops or c.watch else None
 
 
 def _get(obj: Any, path: tuple) -> Any:
@@ -654,6 +691,8 @@ def _runtime(p: Plan, ctx, doc, spec, run_policy, prs, tmpl, s_pod, s_c, c, pod,
     if pod_rp != "OnFailure":
         rpod["restartPolicy"] = pod_rp
         p.note("restart-policy", f"restartPolicy {pod_rp} in the runtime's pod template")
+    elif p.facts.get("replica_groups"):
+        rpod["restartPolicy"] = pod_rp      # written, not left to the JobSet webhook's default: what the job is for
     sp = run_policy.get("schedulingPolicy") if isinstance(run_policy.get("schedulingPolicy"), dict) else None
     if sp and sp.get("priorityClass") and "priorityClassName" not in rpod:
         rpod["priorityClassName"] = sp["priorityClass"]
@@ -673,6 +712,16 @@ def _runtime(p: Plan, ctx, doc, spec, run_policy, prs, tmpl, s_pod, s_c, c, pod,
     js_spec = _cm()
     if rdzv.restarts:
         js_spec["failurePolicy"] = _cm(("maxRestarts", rdzv.restarts))
+    elif p.facts.get("replica_groups"):
+        js_spec["failurePolicy"] = _cm(("maxRestarts", 0))
+        js_spec.yaml_set_comment_before_after_key(
+            "failurePolicy", before=f"{NOTE_HEADER}: torchft replica groups: a failed pod restarts alone (the node "
+            "Job's restartPolicy, backoffLimit); JobSet restarts no group\n(docs/migration.md#replica-group-restarts)")
+        limit = run_policy.get("backoffLimit")
+        p.note("replica-group-restarts", f"torchft replica groups: each pod restarts alone (the node Job's "
+               f"restartPolicy {pod_rp}, backoffLimit {limit if limit is not None else 'unset: 6'}); "
+               "failurePolicy.maxRestarts 0: JobSet restarts no group, past the backoffLimit the TrainJob fails "
+               "as the PyTorchJob did")
     js_spec["replicatedJobs"] = [rjob]
     rspec = _cm(("mlPolicy", _cm(("numNodes", 1), ("torch", _cm()))))
     if sp is not None:

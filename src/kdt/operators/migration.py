@@ -171,6 +171,17 @@ ROWS: tuple[Row, ...] = (
         "left out: Trainer refuses them in `trainer.env` and sets them itself", REPLACED,
         "pkg/controller.v1/pytorch/envvar.go setPodEnv (appended after the container's)",
         "plugins/torch/torch.go Validate; pkg/constants/constants.go TorchRunReservedEnvNames"),
+    Row("pod-index", "env",
+        "a per-pod index the container reads through the downward API: `fieldRef` to the label `"
+        + INJ.V1_LABEL_REPLICA_INDEX + "`, the pod's index among its replica type (each type counts from 0; "
+        "in a job of one replica type, the node index: a torchft job's REPLICA_GROUP_ID)",
+        "`fieldRef` to the annotation `" + JS.COMPLETION_INDEX_KEY + "` of the trainer Job's pods: Trainer's "
+        "`node` job is one Indexed Job of numNodes pods, node i at index i (as components/torchft/trainjob "
+        "reads it). Beside a Master a Worker's index is not its node's: a finding, left as written", MAPPED,
+        "pkg/controller.v1/common/pod.go createNewPod (the replica-index label, per replica type)",
+        "plugins/jobset/builder.go Trainer (replicas 1), plugins/jobset/jobset.go (parallelism = completions "
+        "= numNodes); jobset pkg/webhooks/jobset_webhook.go Default (completionMode Indexed); kubernetes "
+        "pkg/controller/job/indexed_job_utils.go (the completion index annotation)"),
     # ------------------------------------------------------------------ the rendezvous
     Row("torchrun-rendezvous", "rendezvous",
         "torchrun's c10d (or etcd) rendezvous at the operator's address: `--rdzv-*` flags naming "
@@ -202,6 +213,18 @@ ROWS: tuple[Row, ...] = (
         "Kubernetes' default 6 when unset)", MAPPED,
         "pkg/controller.v1/common/job.go ReconcileJobs; pkg/core/job.go PastBackoffLimit",
         "kubernetes batch/v1 JobSpec.backoffLimit"),
+    Row("replica-group-restarts", "policy",
+        "torchft replica groups (`TRAINKIT_FAULT_TOLERANCE=torchft`: each pod one group, its own one-pod "
+        "torchrun): a failed pod restarts alone (the replica's restartPolicy OnFailure) while the others train, "
+        "counted by runPolicy.backoffLimit; the operator restarts no group",
+        "the runtime's `node` Job: restartPolicy OnFailure and that backoffLimit (a pod restarts alone), and "
+        "`failurePolicy.maxRestarts: 0`: JobSet restarts no group (the groups are the pods of one Indexed Job: "
+        "a JobSet restart would recreate every one); past the backoffLimit the TrainJob fails, as the "
+        "PyTorchJob did. torchrun's `--max-restarts` stays: in place, inside the pod (`--standalone`)", MAPPED,
+        "pkg/core/pod.go SetRestartPolicy; pkg/core/job.go PastBackoffLimit",
+        "jobset pkg/webhooks/jobset_webhook.go Default (restartPolicy OnFailure); pkg/controllers/"
+        "failure_policy.go failurePolicyRecreateAll (restarts >= maxRestarts: the JobSet fails); kubernetes "
+        "batch/v1 JobSpec.backoffLimit"),
     Row("active-deadline", "policy",
         "runPolicy.activeDeadlineSeconds",
         "2.2+ TrainJob `spec.activeDeadlineSeconds`; 2.1 the runtime's trainer Job `activeDeadlineSeconds`",
@@ -299,6 +322,12 @@ LABEL_MASTER = (INJ.V1_LABEL_JOB_ROLE, "master", JS.COMPLETION_INDEX_KEY, "0")
 # controller's batch.kubernetes.io): a label of these on a pod is the operator's, compared by the rows above.
 OPERATOR_LABEL_DOMAINS = ("training.kubeflow.org", JS.LABEL_JOBSET_NAME.split("/")[0],
                           JS.COMPLETION_INDEX_KEY.split("/")[0])
+
+# Row "pod-index": the downward-API field of a pod's own index on each side. The Training Operator's label is
+# per pod in a job of one replica type, the completion index per pod of a replicated job that makes one Job
+# (Trainer's `node` job): the facts lint rule torchft-group-id holds a REPLICA_GROUP_ID to.
+POD_INDEX_FIELD = (f"metadata.labels['{INJ.V1_LABEL_REPLICA_INDEX}']",
+                   f"metadata.annotations['{JS.COMPLETION_INDEX_KEY}']")
 
 # Training Operator env that only a program started without torchrun reads (row "process-env").
 PROCESS_ENV = ("MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK")

@@ -25,3 +25,12 @@ ENV_GROUP_ID = "REPLICA_GROUP_ID"         # the group's id, unique in the job
 ENV_NUM_GROUPS = "NUM_REPLICA_GROUPS"     # the job's number of groups
 ENV_MIN_GROUPS = "TRAINKIT_FT_MIN_GROUPS"  # fewest groups a step may commit with (default 1)
 FLAG_MODE = "--fault-tolerance"
+
+
+def runs_group(c: dict) -> bool:
+    """Whether container `c` runs a replica group by its env (TRAINKIT_FAULT_TOLERANCE=torchft, literal): what
+    the merge preview (kdt.expand.torchft) and the migration (kdt.migrate.pytorchjob) read; the lint rules
+    also read the flag (kdt.lint.rules._torchft.is_replica_group)."""
+    env = c.get("env")
+    return isinstance(env, list) and any(isinstance(e, dict) and e.get("name") == ENV_MODE
+                                         and e.get("value") == MODE_TORCHFT for e in env)
