@@ -52,7 +52,11 @@ fields a TrainJob can patch go to `podTemplateOverrides` (2.1) or `runtimePatche
 of the pod (and the run policy Trainer reads from a runtime) goes into a runtime generated for the job,
 unless a runtime given with `--runtime` (or among the inputs) holds exactly that. torchrun's rendezvous
 flags that name the Training Operator's env are removed, so torchrun takes Trainer's (rows
-[torchrun-rendezvous](#torchrun-rendezvous), [group-restarts](#group-restarts)). A TrainJob or a runtime
+[torchrun-rendezvous](#torchrun-rendezvous), [group-restarts](#group-restarts)). A torchft job
+(components/torchft: each pod a replica group) stays one: env read from the pod's replica-index label reads
+the trainer Job's completion index, and each pod restarts alone, as the PyTorchJob's did (rows
+[pod-index](#pod-index), [replica-group-restarts](#replica-group-restarts)); the chart's `faultTolerance` values
+carry over to its trainjob mode, and the Lighthouse goes along as it is. A TrainJob or a runtime
 changes shape between 2.1 and 2.2+ both ways. What has no equivalent is a located finding that says what
 changes for the job: never dropped silently.
 
@@ -73,7 +77,9 @@ Job. Each pod is read as the program in it sees it: containers, image, the argum
 and torchrun's view with each operator's env names mapped to each other: node count, processes per node,
 world size, node rank, the rendezvous (backend, the node that hosts it, the port), whether the pod hosts
 the store, in-place restarts. Label selectors are compared by the pods they select, in the job and in the
-objects that select its pods (a NetworkPolicy, a Service: their selectors move to JobSet's labels too). The
+objects that select its pods (a NetworkPolicy, a Service: their selectors move to JobSet's labels too; one
+on other labels, such as the torchft Lighthouse's NetworkPolicy, stays as written and must select the same
+pods after). The
 proof builds every pod up to 4096 per replica type or Job (`kdt.migration.PROOF_PODS`); past that, the first
 four and the last two of each, as the merge preview does, and compares those built on both sides. Then the run policy:
 backoff limit, deadline, TTL, suspend, pods deleted at the end, gang scheduling, group restarts, the Kueue

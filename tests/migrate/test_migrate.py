@@ -384,9 +384,69 @@ def test_bad_usage_is_one_line(capsys):
     assert capsys.readouterr().err.strip().count("\n") == 0
 
 
+# ------------------------------------------------------------------------------------------- torchft replica groups
+@pytest.fixture(scope="module")
+def groups():
+    return {v: _one(FIX / "torchft.yaml", v) for v in ("2.1", "2.3")}
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.3"])
+def test_torchft_groups_keep_an_id_per_pod_and_restart_alone(groups, version):
+    from kdt.expand import torchft as XFT
+    from kdt.merge_preview import expand_documents
+    r = groups[version]
+    assert r.unexplained == 0 and not [f for f in r.checks if f.level == ERROR]
+    assert not [f for f in r.checks if f.rule in ("torchft-group-id", "torchft-failure-policy")]
+    text = r.files["tests/migrate/fixtures/torchft.yaml"]
+    docs, _ = load_stream(text, "out.yaml")
+    items, _ = expand_documents(docs, trainer_version=version)
+    found = [(pod, gid) for e in items for pod, gid, _ in XFT.groups(e)]
+    # the merge preview of the output: each of the TrainJob's pods a group of its own, numbered as before
+    assert sorted(found) == [(f"groups-test-node-0-{i}", str(i)) for i in range(3)]
+    out = _docs(text)
+    rt = out[("ClusterTrainingRuntime", "groups-test")]["spec"]["template"]["spec"]
+    node = rt["replicatedJobs"][0]["template"]["spec"]
+    assert node["backoffLimit"] == 50 and node["template"]["spec"]["restartPolicy"] == "OnFailure"   # a pod alone
+    assert rt["failurePolicy"] == {"maxRestarts": 0}                                              # no group restart
+    assert "--max-restarts=3" in out[("TrainJob", "groups-test")]["spec"]["trainer"]["command"]   # in the pod
+    job = r.jobs[0]
+    assert not [d for d in job.differences if d.path in (("job", "group restarts"), ("job", "backoff limit"))]
+    assert {"pod-index", "replica-group-restarts"} <= {row for row, _ in job.done}
+    (sel,) = [d for d in job.differences if d.path[0] == "selects"]
+    assert (sel.where, sel.before, sel.after, sel.row) == ("NetworkPolicy/lighthouse", ["node 0", "node 1", "node 2"],
+                                                           ["node 0", "node 1", "node 2"], "selectors")
+
+
+def test_a_selector_left_as_written_that_loses_the_pods_is_unexplained(tmp_path):
+    # the Lighthouse's policy admits the groups by a Training Operator label no TrainJob pod has
+    f = tmp_path / "ft.yaml"
+    f.write_text((FIX / "torchft.yaml").read_text().replace("matchLabels: {example.com/lighthouse: groups}",
+                                                             "matchLabels: {training.kubeflow.org/replica-type: worker}"))
+    r = _one(f, "2.3")
+    (d,) = r.jobs[0].unexplained
+    assert (d.where, d.before, d.after) == ("NetworkPolicy/lighthouse", ["node 0", "node 1", "node 2"], [])
+
+
+def test_a_replica_index_beside_a_master_is_a_finding_not_a_rewrite(tmp_path):
+    master = ("    Master:\n      replicas: 1\n      template:\n        spec:\n          containers:\n"
+              "            - name: pytorch\n              image: example.com/train:1.0\n"
+              "              command: [torchrun, /app/train.py]\n              env:\n"
+              "                - name: REPLICA_GROUP_ID\n                  valueFrom: {fieldRef: {fieldPath: "
+              "\"metadata.labels['training.kubeflow.org/replica-index']\"}}\n")
+    f = tmp_path / "mw.yaml"
+    f.write_text((FIX / "torchft.yaml").read_text().replace("    Worker:\n", master + "    Worker:\n"))
+    r = _one(f, "2.3")
+    (finding,) = [x for x in r.findings if x.extra.get("row") == "pod-index"]
+    assert finding.path.endswith("env[0].valueFrom.fieldRef.fieldPath") and "left as written" in finding.message
+    env = [d for d in r.jobs[0].differences if d.path[-2:] == ("env", "REPLICA_GROUP_ID")]
+    assert env and all(d.row in ("pod-index", "replica-templates") for d in env)
+    assert "pod-index" not in {row for row, _ in r.jobs[0].done}
+
+
 # ------------------------------------------------------------------------------------------- the shipped targets
-SHIPPED = ["overlays/ddp", "overlays/elastic", "overlays/scale-512-pytorchjob", "charts/trainer/ci/ddp.yaml",
-           "charts/trainer/ci/elastic.yaml", "charts/trainer/ci/scale-512-pytorchjob.yaml"]
+SHIPPED = ["overlays/ddp", "overlays/elastic", "overlays/scale-512-pytorchjob", "overlays/torchft-pytorchjob",
+           "charts/trainer/ci/ddp.yaml", "charts/trainer/ci/elastic.yaml",
+           "charts/trainer/ci/scale-512-pytorchjob.yaml", "charts/trainer/ci/torchft-pytorchjob.yaml"]
 
 
 @pytest.fixture(scope="module")
@@ -409,6 +469,15 @@ def test_every_shipped_pytorchjob_target_migrates_with_nothing_unexplained(shipp
     assert r.unexplained == 0, [d for d in r.jobs[0].unexplained]
     assert r.checks == [], r.checks                    # validates and lints clean for its release
     assert all(f.level != ERROR for f in r.findings)
+
+
+@pytest.mark.parametrize("version", ["2.1", "2.3"])
+def test_the_charts_torchft_job_keeps_fault_tolerance_in_trainjob_mode(shipped, version):
+    r = shipped[version]["charts/trainer/ci/torchft-pytorchjob.yaml"]
+    values = yaml.safe_load(r.files["charts/trainer/ci/torchft-pytorchjob.yaml"])
+    assert values["mode"] == "trainjob" and values["faultTolerance"] == {"enabled": True}
+    assert values["trainJob"]["runtime"]["maxRestarts"] == 0            # JobSet restarts no group
+    assert not [f for f in r.findings if f.extra.get("row") == "backoff-limit"]   # faultTolerance.backoffLimit: both modes
 
 
 SHAPES = {"overlays/fsdp": "2.3", "overlays/fsdp-trainer-2.3": "2.1", "overlays/scale-512-trainjob": "2.1",
