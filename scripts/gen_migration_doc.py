@@ -99,14 +99,14 @@ corpus and the fetched gnosia93/training-on-eks):
 
 | input | runs | jobs migrated | pod pairs compared | explained | unexplained | findings | output errors / warnings |
 | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
-| this repository's PyTorchJob overlays and chart modes (6), to 2.1 and 2.2+ | 12 | 12 | 272 | 2462 | 0 | 34 | 0 / 0 |
-| this repository's TrainJob overlays and chart modes (10), to 2.1 and 2.2+ (8 change shape; the rest are in it, or in both) | 20 | 8 | 144 | 0 | 0 | 0 | 0 / 0 |
+| this repository's PyTorchJob overlays and chart modes (8), to 2.1 and 2.2+ | 16 | 16 | 280 | 2490 | 0 | 42 | 0 / 0 |
+| this repository's TrainJob overlays and chart modes (12), to 2.1 and 2.2+ (10 change shape; the rest are in it, or in both) | 24 | 10 | 148 | 0 | 0 | 0 | 0 / 0 |
 | the corpus's PyTorchJob examples (Training Operator v1.8.1, v1.9.4: 17 files), to 2.1 and 2.2+ | 34 | 34 | 76 | 536 | 0 | 70 | 0 / 103 |
 | Trainer 2.3.0's example TrainJobs (5), to 2.1 (4 use no field of either shape) | 5 | 1 | 2 | 0 | 0 | 0 | 0 / 0 |
 | gnosia93/training-on-eks (its base and 2 overlays; shell-script launchers), to 2.1 and 2.2+ | 6 | 6 | 16 | 82 | 0 | 18 | 0 / 18 |
 
 Findings over all the inputs, by row: backoff-limit 46, process-env 22 (the corpus's MNIST examples, among
-others, read MASTER_ADDR and WORLD_SIZE without torchrun), clean-pod-policy 18, ttl 12, elastic 12, nproc-cpu 8,
+others, read MASTER_ADDR and WORLD_SIZE without torchrun), clean-pod-policy 22, ttl 16, elastic 12, nproc-cpu 8,
 replica-templates 4. The corpus outputs' 103 warnings are the examples' own (no
 securityContext: pod-security 48; image-tag 26, resource-requests 18, gpu-shm 7), and
 runtime-no-failure-policy 4 where a job had no group restarts to carry. 22 of its 34 migrations run on

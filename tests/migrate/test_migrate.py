@@ -483,7 +483,8 @@ def test_the_charts_torchft_job_keeps_fault_tolerance_in_trainjob_mode(shipped, 
 SHAPES = {"overlays/fsdp": "2.3", "overlays/fsdp-trainer-2.3": "2.1", "overlays/scale-512-trainjob": "2.1",
           "overlays/llm-trainjob": "2.1", "charts/trainer/ci/fsdp.yaml": "2.3",
           "charts/trainer/ci/fsdp-trainer-2.3.yaml": "2.1", "charts/trainer/ci/scale-512-trainjob.yaml": "2.1",
-          "charts/trainer/ci/llm-trainjob.yaml": "2.1"}
+          "charts/trainer/ci/llm-trainjob.yaml": "2.1", "overlays/torchft-trainjob": "2.1",
+          "charts/trainer/ci/torchft-trainjob.yaml": "2.1"}
 
 
 @pytest.fixture(scope="module")
