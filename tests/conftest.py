@@ -60,3 +60,16 @@ def overlay_with(tmp_path):
     yield build
     for work in made:
         shutil.rmtree(work, ignore_errors=True)   # only ours: the other test worker may be using the folder
+
+
+# Longest first: the tests that run real processes (torchrun, kdt run, pip, pre-commit) take 5 to 40 s
+# each, the rest well under one. Collected last, one of them would keep a worker busy while the other
+# idles at the end of `make test` (pytest-xdist hands tests out in collection order); collected first,
+# the short ones fill in behind them. Stable: each module's tests stay together.
+_LONGEST_FIRST = ("tests/training/", "tests/run/", "tests/workflow/", "tests/reader/")
+
+
+def pytest_collection_modifyitems(config, items):
+    def rank(item) -> int:
+        return next((i for i, p in enumerate(_LONGEST_FIRST) if item.nodeid.startswith(p)), len(_LONGEST_FIRST))
+    items.sort(key=rank)
