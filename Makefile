@@ -102,7 +102,7 @@ diff: $(TOOLING)
 	$(KDT) diff $(if $(BASE),--base $(BASE)) $(ARGS)
 
 test: $(FULL)
-	$(PY) -m pytest -n $(PYTEST_WORKERS) --durations=15 $(ARGS)
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist worksteal --durations=15 $(ARGS)
 
 # Both locks from their requirements: the tooling set alone, then everything with the tooling versions held.
 lock:

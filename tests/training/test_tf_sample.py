@@ -189,28 +189,27 @@ class Group:
         self.pump()
 
 
-@pytest.fixture
-def group_factory(tmp_path):
-    made = []
-
-    def make(*extra):
-        g = Group(expanded_tf_jobset(), tmp_path, extra)
-        made.append(g)
-        return g
-    yield make
-    for g in made:
-        g.kill_all()
-
-
 def done_digest(g: Group, index: int) -> str:
     (done,) = g.lines(index, "DONE")
     return done["weights_sha256"]
 
 
-def test_two_workers_train_as_rendered_and_agree(group_factory):
-    g = group_factory()
-    g.start()
-    assert g.wait() == [0, 0], "\n".join(g.logs[0][-20:] + g.logs[1][-20:])
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory):
+    """One uninterrupted run of the group as rendered: the first test checks it, the killed group's test
+    compares its end with it (each TensorFlow process costs about 5 s of CPU to import: run it once)."""
+    g = Group(expanded_tf_jobset(), tmp_path_factory.mktemp("uninterrupted"), ())
+    try:
+        g.start()
+        codes = g.wait()
+    finally:
+        g.kill_all()
+    return g, codes
+
+
+def test_two_workers_train_as_rendered_and_agree(uninterrupted):
+    g, codes = uninterrupted
+    assert codes == [0, 0], "\n".join(g.logs[0][-20:] + g.logs[1][-20:])
     assert done_digest(g, 0) == done_digest(g, 1)
     setup = g.lines(0, "SETUP")[0]
     assert setup["workers"] == "2" and setup["replicas"] == "2" and setup["chief"] == "true"
@@ -218,11 +217,10 @@ def test_two_workers_train_as_rendered_and_agree(group_factory):
     assert g.lines(1, "CKPT") == []                                       # worker 1 writes no checkpoint
 
 
-def test_killed_worker_group_resumes_and_ends_bit_identical(group_factory, tmp_path_factory):
+def test_killed_worker_group_resumes_and_ends_bit_identical(uninterrupted, tmp_path_factory):
     slow = ("--step-sleep=0.02",)    # the same math, slower, so the kill lands mid-run
-    baseline = group_factory(*slow)
-    baseline.start()
-    assert baseline.wait() == [0, 0]
+    baseline, codes = uninterrupted
+    assert codes == [0, 0]
     want = done_digest(baseline, 0)
 
     g = Group(expanded_tf_jobset(), tmp_path_factory.mktemp("interrupted"), slow)
