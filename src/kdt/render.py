@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import render_cache
 from . import targets as T
 from .documents import Document, bad_bytes_finding, is_blank, load_all, read_file, read_stream
 from .kubeyaml import APPLY, BOTH
@@ -80,6 +81,10 @@ def _env() -> dict:
 
 
 def _run(cmd: list[str], target: T.Target, cwd: Path | None = None) -> tuple[str, Finding | None]:
+    cache_key = render_cache.key(cmd, [target.path, target.chart]) if cwd is None else None
+    cached = render_cache.get(cache_key)
+    if cached is not None:
+        return cached, None
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT_S, cwd=cwd, env=_env())
     except FileNotFoundError:
@@ -91,6 +96,7 @@ def _run(cmd: list[str], target: T.Target, cwd: Path | None = None) -> tuple[str
         tool_name = Path(cmd[0]).name
         verb = "kustomize" if tool_name == "kubectl" else "template"
         return "", Finding(ERROR, "render", f"{tool_name} {verb} failed: {msg}", target.name, target=target.name)
+    render_cache.put(cache_key, proc.stdout)
     return proc.stdout, None
 
 
@@ -187,10 +193,11 @@ def out_target(target: T.Target) -> str:
 def render_all(targets: list[T.Target], jobs: int | None = None) -> list[Rendered]:
     """Every target rendered, in the order given; `jobs` at a time (default: the cores there are)."""
     jobs = jobs or cores()
-    if jobs <= 1 or len(targets) <= 1:
-        return [render(t) for t in targets]
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(render, targets))
+    with render_cache.batch():
+        if jobs <= 1 or len(targets) <= 1:
+            return [render(t) for t in targets]
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            return list(pool.map(render, targets))
 
 
 _HELM_SOURCE = re.compile(r"^# Source: [^/]+/(.+)$", re.MULTILINE)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from . import Parser, add_cluster_args, cluster_of, invoke
 from .. import findings as F
@@ -27,7 +28,7 @@ from .. import summary, targets, trainer_release, versions
 from ..merge_preview import expand_documents, kueue_workloads, summary_line, workload_line
 from ..lint import config as lint_config
 from ..lint import lint_target
-from ..render import helm_lint, render_all
+from ..render import cores, helm_lint, render_all
 from ..schemas.crds import RunCrds
 from ..report import text as text_report
 from ..validate import supersede, validate_documents
@@ -45,6 +46,10 @@ def main(argv=None) -> int:
     print(f"# {versions.describe()}")
     tlist = targets.resolve(args.paths)
     results = render_all(tlist)
+    # `helm lint` of each chart target runs in the background while this process validates and lints
+    # (a subprocess each: the threads only wait)
+    linter = ThreadPoolExecutor(max_workers=cores())
+    helm_lints = {id(r): linter.submit(helm_lint, r.target) for r in results if r.ok and r.target.kind == targets.HELM}
     found = RunCrds(d for r in results for d in r.documents if K.CRD.matches(d)) or None
     cfg = lint_config.load(None)
     cluster = cluster_of(args)
@@ -55,7 +60,8 @@ def main(argv=None) -> int:
         if not r.ok:
             problems.extend(r.findings)
             continue
-        problems.extend(helm_lint(r.target))
+        if id(r) in helm_lints:
+            problems.extend(helm_lints[id(r)].result())
         trainer = trainer_release.decide(r.target, r.documents).release
         schema = validate_documents(r.documents, kubernetes_version=args.kubernetes_version,
                                     trainer_version=trainer, found=found)
@@ -67,6 +73,7 @@ def main(argv=None) -> int:
         creates.append(summary_line(r.target.name, expanded))
         creates.extend(f"{r.target.name}: {workload_line(w)}"
                        for _, w in kueue_workloads(r.documents, expanded, trainer, cluster.options))
+    linter.shutdown()
     rows = summary.summary_rows([summary.summarize(r.target.name, r.documents) for r in results if r.ok])
     print()
     print(summary.table(rows, summary.SUMMARY_HEADER))
