@@ -62,11 +62,14 @@ def yaml_files(folder: Path) -> list[Path]:
                   and "templates" not in p.parts and ".git" not in p.parts)
 
 
-def lint(files: list[Path], trainer: str | None) -> tuple[list[dict], int, str]:
+def lint(files: list[Path], trainer: str | None, base: Path) -> tuple[list[dict], int, str]:
+    """kdt lint of a repository's files as its own users run it: in that repository (KDT_ROOT), so that this
+    repository's settings (.kdt-cluster.yaml: its cluster's queues) never judge another's files."""
     cmd = [sys.executable, "-m", "kdt", "lint", "-o", "json"]
     if trainer:
         cmd += ["--trainer-version", trainer]
-    proc = subprocess.run(cmd + [str(f) for f in files], capture_output=True, text=True)
+    proc = subprocess.run(cmd + [str(f) for f in files], capture_output=True, text=True, cwd=base,
+                          env={**os.environ, "KDT_ROOT": str(base)})
     try:
         findings = json.loads(proc.stdout)["findings"] if proc.stdout.strip() else []
     except json.JSONDecodeError:
@@ -111,7 +114,7 @@ def main() -> int:
     for repo, files, trainer, base in runs:
         if not files:
             continue
-        findings, code, err = lint(files, trainer)
+        findings, code, err = lint(files, trainer, base)
         if "Traceback" in err:
             crashes += 1
             print(f"CRASH on {repo}: {err.strip().splitlines()[-1]}")
