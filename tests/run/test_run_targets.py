@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+from pathlib import Path
 
 import pytest
 import yaml
@@ -29,9 +30,12 @@ TORCHFT = {"torchft-pytorchjob", "torchft-trainjob", "torchft-statefulset"}
 OVERLAYS = [o for o in OVERLAYS if o not in TORCHFT]
 CHART_FILES = sorted(p.name for p in (ROOT / "charts" / "trainer" / "ci").glob("*.yaml"))
 # A chart ci file renders the resources of its overlay twin (tests/chart/test_parity.py), so running both
-# would run the same pods twice: the chart runs through ci/ddp.yaml, and where no overlay runs (the
-# 512-rank files, at --set nodes=2).
-RUN_CHART_FILES = ["ddp.yaml"] + [c for c in CHART_FILES if c.startswith("scale-512-")]
+# would run the same pods twice. The 512-rank files have no twin; at --set nodes=2, two of them start
+# exactly the processes of an overlay that runs (the same containers, commands, arguments, env and mounts:
+# test_same_processes_are_not_started_twice proves it, and fails the day they differ), the other two
+# differ (the rendezvous keep-alive of 512 ranks; the fine-tune at two nodes) and run.
+SAME_PROCESSES = {"charts/trainer/ci/scale-512-trainjob.yaml": "overlays/fsdp-trainer-2.3"}
+RUN_CHART_FILES = [c for c in CHART_FILES if c.startswith("scale-512-") and f"charts/trainer/ci/{c}" not in SAME_PROCESSES]
 TARGETS = [f"overlays/{o}" for o in OVERLAYS] + [f"charts/trainer/ci/{c}" for c in RUN_CHART_FILES]
 # The fine-tune (training/llm_finetune.py) reads /data and /models/base: --volume gives them (llm_volumes).
 LLM = {"overlays/statefulset", "overlays/llm-trainjob", "charts/trainer/ci/scale-512-statefulset.yaml"}
@@ -49,10 +53,42 @@ def _knobs(target: str) -> list[str]:
 
 def test_every_target_is_run():
     assert {"ddp", "elastic", "fsdp", "fsdp-trainer-2.3", "statefulset", "tensorflow", "llm-trainjob"} <= set(OVERLAYS)
-    assert len(CHART_FILES) >= 10 and {c for c in CHART_FILES if c.startswith("scale-512-")} <= set(RUN_CHART_FILES)
-    assert set(CHART_FILES) - set(RUN_CHART_FILES) <= {f"{o}.yaml" for o in [*OVERLAYS, *TORCHFT]}   # the rest have a twin
+    run_or_same = set(RUN_CHART_FILES) | {Path(c).name for c in SAME_PROCESSES}
+    assert len(CHART_FILES) >= 10 and {c for c in CHART_FILES if c.startswith("scale-512-")} <= run_or_same
+    assert set(CHART_FILES) - run_or_same <= {f"{o}.yaml" for o in [*OVERLAYS, *TORCHFT]}   # the rest have a twin
+    assert all(o in TARGETS for o in SAME_PROCESSES.values())
     runs = {t for t in TARGETS if "llm_finetune.py" in _rendered(t)}
     assert runs == LLM
+
+
+def _processes(target: str) -> list[dict]:
+    """What `kdt run TARGET` would start, pod by pod: each container's name, image, command, arguments, env,
+    working folder and mount paths, from the pods kdt run builds (in process, nothing started)."""
+    from kdt import kinds as K
+    from kdt.cli import run as R
+    args = R._parser().parse_args([str(ROOT / target), *[k for k in _knobs(target) if k != "--quiet"]])
+    _, _, expanded = R._expanded(args)
+    out = []
+    for pod in K.local_pods(expanded):
+        spec = pod.obj.get("spec") or {}
+        for c in [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]:
+            out.append({"pod": pod.name, "name": c.get("name"), "image": c.get("image"), "command": c.get("command"),
+                        "args": c.get("args"), "workingDir": c.get("workingDir"),
+                        "env": [json.dumps(e, sort_keys=True) for e in c.get("env") or []],
+                        "mounts": sorted(str(m.get("mountPath")) for m in c.get("volumeMounts") or [])})
+    return out
+
+
+@pytest.mark.parametrize("target", sorted(SAME_PROCESSES))
+def test_same_processes_are_not_started_twice(target):
+    twin = _processes(SAME_PROCESSES[target])
+    assert twin and _processes(target) == twin
+
+
+def test_the_chart_files_that_run_start_processes_no_overlay_does():
+    ran = [_processes(t) for t in TARGETS if t.startswith("overlays/")]
+    for c in RUN_CHART_FILES:
+        assert _processes(f"charts/trainer/ci/{c}") not in ran, c
 
 
 def _rendered(target: str) -> str:
