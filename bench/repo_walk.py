@@ -55,7 +55,9 @@ def once(src: Path, command: str, folder: Path, jobs: int | None) -> tuple[float
     repository."""
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as fh:
         out = fh.name
-    env = {**os.environ, "KDT_ROOT": str(folder), "PYTHONPATH": str(src)}
+    # every run renders (renders kept between runs, kdt.render_cache, would make every round after the first
+    # a measure of the cache, not of rendering one at a time against in parallel)
+    env = {**os.environ, "KDT_ROOT": str(folder), "PYTHONPATH": str(src), "KDT_RENDER_CACHE": "0"}
     cmd = [sys.executable, "-m", "kdt", command, "-o", "json", "--output", out] + (["-j", str(jobs)] if jobs else [])
     started, cpu = time.perf_counter(), _cpu()
     proc = subprocess.run(cmd, cwd=folder, env=env, capture_output=True, text=True)
