@@ -27,10 +27,17 @@ def events(text: str, tag: str) -> list[dict]:
     return [p[1] for p in map(parse_line, text.splitlines()) if p and p[0] == tag]
 
 
-def launch(tmp_path: Path, script, *script_args, nproc=1, env=None, timeout=150, flags=()):
+# `python -m trainkit.torchrun`, plus one line at the agent's exit: whether the agent imported torch._dynamo.
+PROBED_AGENT = ("import atexit, runpy, sys; "
+                "atexit.register(lambda: print('[PROBE] dynamo=' + str('torch._dynamo' in sys.modules), file=sys.stderr)); "
+                "sys.argv[0] = 'trainkit.torchrun'; runpy.run_module('trainkit.torchrun', run_name='__main__')")
+
+
+def launch(tmp_path: Path, script, *script_args, nproc=1, env=None, timeout=150, flags=(), probe=False):
     env = base_env(**(env or {}))
     env.pop("OMP_NUM_THREADS", None)          # torchrun's own rule decides (nproc > 1 -> 1)
-    cmd = [PYTHON, "-m", "trainkit.torchrun", "--standalone", f"--nproc-per-node={nproc}",
+    agent = ["-c", PROBED_AGENT] if probe else ["-m", "trainkit.torchrun"]
+    cmd = [PYTHON, *agent, "--standalone", f"--nproc-per-node={nproc}",
            "--monitor-interval=0.1", *flags, str(script), *script_args]
     return subprocess.run(cmd, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=timeout)
 
@@ -90,10 +97,41 @@ def test_script_runs_as_main_with_its_args_and_folder_on_sys_path(tmp_path):
 
 def test_nonzero_exit_fails_the_group_and_restarts_it_warm(tmp_path):
     script = write_script(tmp_path, "return 3 if os.environ['TORCHELASTIC_RESTART_COUNT'] == '0' else 0")
-    out = launch(tmp_path, script, flags=["--max-restarts=1"])
+    out = launch(tmp_path, script, flags=["--max-restarts=1"], probe=True)
     assert out.returncode == 0, out.stdout + out.stderr
     assert "[W] rank=0 name=__main__ restart=1 warm=True" in out.stdout
     assert "exitcode: 3" in out.stderr
+    # the agent logged the failure with its traceback, in torch's log format, and never imported torch._dynamo
+    failed = [line for line in out.stderr.splitlines() if "multiprocessing/api.py" in line]
+    assert any("failed (exitcode: 3)" in line for line in failed), out.stderr
+    assert any(line.endswith("] Traceback (most recent call last):") for line in failed), out.stderr
+    assert any("ProcessExitedException: process 0 terminated with exit code 3" in line for line in failed)
+    assert "[PROBE] dynamo=False" in out.stderr, out.stderr
+
+
+def test_tracebacks_reach_torchs_log_as_torch_formats_them(tmp_path):
+    """The agent's filter gives torch's formatter the traceback text it would have made itself: the same lines."""
+    code = textwrap.dedent("""\
+        import logging, sys
+        import torch
+        from trainkit import torchrun
+        log = logging.getLogger("torch.distributed.elastic.multiprocessing.api")
+        def fail():
+            try:
+                raise ValueError("worker failed")
+            except ValueError:
+                log.exception("failed")
+        fail()                                   # torch's own formatting (imports torch._dynamo)
+        assert "torch._dynamo" in sys.modules
+        print("----", file=sys.stderr)
+        assert torchrun.format_tracebacks_without_dynamo()
+        fail()
+        """)
+    out = subprocess.run([PYTHON, "-c", code], env=base_env(), capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    strip = lambda text: [line.split("] ", 1)[1] for line in text.strip().splitlines()]   # noqa: E731
+    torch_own, filtered = out.stderr.split("----\n")
+    assert strip(torch_own) == strip(filtered) and any("ValueError: worker failed" in x for x in strip(filtered))
 
     always = write_script(tmp_path, "return 3")
     out = launch(tmp_path, always, flags=["--max-restarts=1"])

@@ -23,10 +23,17 @@ docs/training.md has the figures):
   CUDA is never initialised in the fork server (``PYTORCH_NVML_BASED_CUDA_CHECK``
   keeps ``torch.cuda.is_available()`` from doing so); workers initialise it
   after the fork, as they must.
-* **No stall on the first failure.** The agent logs a failed worker with its
-  exception, and torch's log formatter imports ``torch._dynamo`` to do so
-  (``torch/_logging/_internal.py``): 1.1 s into every first recovery. The agent
-  imports it up front, while the workers start.
+* **No stall on the first failure, no torch._dynamo in the agent.** The agent
+  logs a failed worker with its exception, and torch's log formatter
+  (``TorchLogsFormatter`` in ``torch/_logging/_internal.py``) imports
+  ``torch._dynamo`` for any record with ``exc_info``, only to read
+  ``config.verbose`` for dynamo's own ``graph_breaks`` artifact: 1.1 s into every
+  first recovery. The agent formats such tracebacks itself, before torch's
+  formatter sees them (the same text: ``logging.Formatter.formatException``,
+  which that formatter uses), so it never imports ``torch._dynamo`` (1.2 s of CPU
+  and its memory, on every node, saved). If a torch release has no such
+  formatter on its ``torch`` logger, the agent imports ``torch._dynamo`` up
+  front instead, while the workers start, as it did before.
 * **Optional, ``TRAINKIT_RDZV_POLL=<seconds>``:** torch's c10d rendezvous
   polls its store once a second and serves a cached copy of its state for a
   second (hard-coded in ``dynamic_rendezvous.py``); this shortens both. It
@@ -117,6 +124,39 @@ def static_restart_warning(args) -> str | None:
             f"operator restart the pods")
 
 
+def _traceback_as_text(record) -> bool:
+    """A ``logging`` filter: the record's traceback as ``exc_text``, its ``exc_info`` cleared, so that torch's
+    formatter appends the text (as it would have) without importing ``torch._dynamo`` first. Records of
+    torch's artifact loggers (``graph_breaks`` and the like, whose traceback dynamo's config decides) are
+    left to torch."""
+    import logging
+    if record.exc_info and getattr(logging.getLogger(record.name), "artifact_name", None) is None:
+        if not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        record.exc_info = None
+    return True
+
+
+def format_tracebacks_without_dynamo() -> bool:
+    """Put ``_traceback_as_text`` on every handler of torch's loggers (``torch`` and the ones torch's log
+    registry configures, ``torch.distributed`` among them) that uses torch's formatter. False when there are
+    none (another torch release): the caller then imports ``torch._dynamo`` up front."""
+    import logging
+    try:
+        from torch._logging._internal import TorchLogsFormatter
+    except ImportError:
+        return False
+    loggers = [logging.getLogger("torch")] + [
+        lg for name, lg in list(logging.Logger.manager.loggerDict.items())
+        if name.startswith("torch.") and isinstance(lg, logging.Logger)]
+    handlers = {id(h): h for lg in loggers for h in lg.handlers if isinstance(h.formatter, TorchLogsFormatter)}
+    handlers = list(handlers.values())
+    for h in handlers:
+        if _traceback_as_text not in h.filters:
+            h.addFilter(_traceback_as_text)
+    return bool(handlers)
+
+
 def configure_warm(args) -> None:
     """Switch ``args`` to forked workers, start the fork server and let it preload."""
     import multiprocessing.forkserver as forkserver
@@ -144,7 +184,7 @@ def configure_warm(args) -> None:
     # Workers write to the agent's stdout through a pipe or file: no block buffering.
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
     forkserver.set_forkserver_preload(PRELOAD)
-    # Start it now: it imports while the agent imports torch._dynamo and joins the rendezvous.
+    # Start it now: it imports while the agent joins the rendezvous.
     forkserver.ensure_running()
 
 
@@ -174,8 +214,9 @@ def main(argv: list[str] | None = None) -> None:
         log("WARN", source="trainkit.torchrun", message=warning)
     if why_not is None:
         configure_warm(args)
-        # See the module docstring: the agent's first failure log would import it otherwise.
-        import torch._dynamo  # noqa: F401
+        # See the module docstring: the agent's first failure log would import torch._dynamo otherwise.
+        if not format_tracebacks_without_dynamo():
+            import torch._dynamo  # noqa: F401
         log("LAUNCH", workers="warm", script=args.training_script, start_method="forkserver")
     else:
         log("LAUNCH", workers="cold", reason=why_not)
