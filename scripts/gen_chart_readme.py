@@ -23,6 +23,7 @@ import yaml  # noqa: E402
 
 from kdt.cli import Parser, invoke  # noqa: E402
 from kdt.errors import UsageError  # noqa: E402
+from kdt.generated import write_or_check  # noqa: E402
 from kdt.paths import ROOT, display  # noqa: E402
 
 BEGIN = "<!-- values:begin -->"
@@ -180,20 +181,11 @@ def main(argv=None) -> int:
         current = readme.read_text()
     except OSError as e:
         raise UsageError(f"{display(readme)}: {e.strerror}") from None
-    wanted = render_readme(current, rows)
-    if args.check:
-        if wanted != current:
-            print(f"{display(readme)}: values table is stale; run scripts/gen_chart_readme.py", file=sys.stderr)
-            return 1
-        return 1 if problems else 0
-    if problems:
+    if problems and not args.check:
         return 1
-    if wanted != current:
-        tmp = readme.with_suffix(".md.tmp")
-        tmp.write_text(wanted)
-        tmp.replace(readme)
-        print(f"wrote {display(readme)} ({len(rows)} values)")
-    return 0
+    code = write_or_check(readme, render_readme(current, rows), args.check, "gen_chart_readme.py",
+                          "values.yaml: run scripts/gen_chart_readme.py", f"{len(rows)} values")
+    return code or (1 if problems else 0)
 
 
 if __name__ == "__main__":

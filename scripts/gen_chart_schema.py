@@ -23,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from kdt import versions  # noqa: E402
+from kdt.generated import write_or_check  # noqa: E402
 from kdt.schemas import closure, kubernetes_pool  # noqa: E402
 
 SCHEMA = ROOT / "charts" / "trainer" / "values.schema.json"
@@ -67,20 +68,9 @@ def main(argv=None) -> int:
     except json.JSONDecodeError as e:
         print(f"{SCHEMA.relative_to(ROOT)}:{e.lineno}:{e.colno}: not JSON: {e.msg}", file=sys.stderr)
         return 2
-    new = render(generate(current))
-    if args.check:
-        if new != text:
-            print(f"{SCHEMA.relative_to(ROOT)}: Kubernetes definitions are stale; run scripts/gen_chart_schema.py",
-                  file=sys.stderr)
-            return 1
-        return 0
-    if new != text:
-        tmp = SCHEMA.with_suffix(".json.tmp")
-        tmp.write_text(new)
-        tmp.replace(SCHEMA)
-    print(f"wrote {SCHEMA.relative_to(ROOT)} ({len(PASS_THROUGH)} values from Kubernetes "
-          f"{versions.KUBERNETES_DEFAULT})")
-    return 0
+    return write_or_check(SCHEMA, render(generate(current)), args.check, "gen_chart_schema.py",
+                          f"the Kubernetes {versions.KUBERNETES_DEFAULT} definitions: run scripts/gen_chart_schema.py",
+                          f"{len(PASS_THROUGH)} values from Kubernetes {versions.KUBERNETES_DEFAULT}")
 
 
 if __name__ == "__main__":

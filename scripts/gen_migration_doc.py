@@ -9,6 +9,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from kdt import versions  # noqa: E402
 from kdt.operators import migration as M  # noqa: E402
+from kdt.generated import write_or_check  # noqa: E402
 from kdt.paths import ROOT  # noqa: E402
 
 OUT = ROOT / "docs" / "migration.md"
@@ -147,16 +148,8 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--check", action="store_true", help="exit 1 if docs/migration.md is not current")
     args = p.parse_args()
-    text = render()
-    if args.check:
-        current = OUT.read_text() if OUT.is_file() else ""
-        if current != text:
-            print(f"{OUT.relative_to(ROOT)} is stale: run scripts/gen_migration_doc.py", file=sys.stderr)
-            return 1
-        return 0
-    OUT.write_text(text)
-    print(f"wrote {OUT.relative_to(ROOT)} ({len(M.ROWS)} rows)")
-    return 0
+    return write_or_check(OUT, render(), args.check, "gen_migration_doc.py",
+                          "kdt.operators.migration: run scripts/gen_migration_doc.py", f"{len(M.ROWS)} rows")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from kdt import versions  # noqa: E402
 from kdt.lint import IGNORE_ANNOTATION_PREFIX, all_rules  # noqa: E402
 from kdt.lint.engine import BASES, ERROR_BASES  # noqa: E402
+from kdt.generated import write_or_check  # noqa: E402
 from kdt.paths import ROOT  # noqa: E402
 
 OUT = ROOT / "docs" / "rules.md"
@@ -67,17 +68,8 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--check", action="store_true", help="exit 1 if docs/rules.md is not current")
     args = p.parse_args()
-    text = render()
-    if args.check:
-        current = OUT.read_text() if OUT.is_file() else ""
-        if current != text:
-            print(f"{OUT.relative_to(ROOT)} is stale: run scripts/gen_rules_doc.py", file=sys.stderr)
-            return 1
-        return 0
-    OUT.parent.mkdir(exist_ok=True)
-    OUT.write_text(text)
-    print(f"wrote {OUT.relative_to(ROOT)} ({len(all_rules())} rules)")
-    return 0
+    return write_or_check(OUT, render(), args.check, "gen_rules_doc.py",
+                          "the lint rules' docstrings: run scripts/gen_rules_doc.py", f"{len(all_rules())} rules")
 
 
 if __name__ == "__main__":

@@ -284,7 +284,7 @@ def test_readme_generator_reports_undocumented_and_stale(tmp_path, capsys):
     values.write_text(values.read_text().replace("\nundocumented: 1\n", "\n# -- A new value.\nnewValue: 1\n"))
     assert gen_chart_readme.main(["--chart", str(copy), "--check"]) == 1
     err = capsys.readouterr().err
-    assert "values table is stale" in err
+    assert "README.md is stale: regenerate it from values.yaml" in err
     assert "newValue: not in values.schema.json" in err
     schema_file = copy / "values.schema.json"
     schema = json.loads(schema_file.read_text())

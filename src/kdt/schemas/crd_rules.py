@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator
 
+from ..generated import write_or_check
 from ..operators import jobset as JS
 from ..operators import trainer_v2 as TV2
 
@@ -364,18 +365,6 @@ def main(argv=None) -> int:
     text = dumps(extract(crds, args.trainer, f"kubeflow/trainer v{args.trainer}.0 manifests/base/crds/"
                                              + ", ".join(f.name for f in files)))
     return write_or_check(output_path(args.trainer), text, args.check, "crd_rules.py", str(folder))
-
-
-def write_or_check(out: Path, text: str, check: bool, prog: str, source: str) -> int:
-    """A generator's last step: write the committed file, or (`check`) exit 1 when it differs from `text`."""
-    if check:
-        if not out.is_file() or out.read_text() != text:
-            print(f"{prog}: {out.name} is stale: regenerate it from {source}", file=sys.stderr)
-            return 1
-        return 0
-    out.write_text(text)
-    print(f"wrote {out}")
-    return 0
 
 
 if __name__ == "__main__":

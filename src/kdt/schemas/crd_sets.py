@@ -31,7 +31,7 @@ from typing import Any
 from .. import versions
 from ..documents import Document
 from . import Pool
-from .crd_rules import write_or_check
+from ..generated import write_or_check
 from .crds import KUBERNETES_REF, pools_of
 
 HERE = Path(__file__).resolve().parent
