@@ -7,6 +7,7 @@ says why.
 """
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -62,6 +63,37 @@ def test_nproc2_without_omp_setting_gets_torchruns_one_thread_per_worker(tmp_pat
     # OpenMP reads OMP_NUM_THREADS once, in the fork server: it must be set before that starts.
     assert len(ddp) == 2 and {e["threads"] for e in ddp} == {"1"} and {e["start"] for e in ddp} == {"warm"}
     assert all(float(e["startup_s"]) < 5 for e in ddp)
+    # the agent loaded torch without it, so its fork could not be the server: a fresh one was spawned
+    (launched,) = events(out.stdout, "LAUNCH")
+    assert launched["fork_server"] == "spawned (OMP_NUM_THREADS set after the agent started)"
+
+
+@pytest.mark.parametrize("started,now,why", [
+    ({"OMP_NUM_THREADS": None, "PYTHONUNBUFFERED": "1"}, {"OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"},
+     "OMP_NUM_THREADS set after the agent started"),
+    ({"OMP_NUM_THREADS": "4", "PYTHONUNBUFFERED": None}, {"OMP_NUM_THREADS": "4", "PYTHONUNBUFFERED": "1"},
+     "PYTHONUNBUFFERED set after the agent started"),
+    ({"OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}, {"OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1",
+                                                          launcher.FORK_ENV: "0"}, f"{launcher.FORK_ENV}=0"),
+])
+def test_the_fork_server_is_spawned_where_a_fork_of_the_agent_would_differ(monkeypatch, started, now, why):
+    for k in (*launcher.STARTUP_ENV, launcher.FORK_ENV):
+        monkeypatch.delenv(k, raising=False)
+    for k, v in now.items():
+        monkeypatch.setenv(k, v)
+    assert launcher.fork_refusal(started) == why
+
+
+def test_the_fork_server_is_spawned_where_the_agent_loaded_a_gpu_driver(monkeypatch, tmp_path):
+    started = {k: os.environ.get(k) for k in launcher.STARTUP_ENV}
+    monkeypatch.delenv(launcher.FORK_ENV, raising=False)
+    maps = tmp_path / "maps"
+    maps.write_text(Path("/proc/self/maps").read_text()
+                    + "7f0000000000-7f0000001000 r-xp 00000000 08:01 42 /usr/lib/x86_64-linux-gnu/libcuda.so.570.1\n")
+    monkeypatch.setattr(launcher, "MAPS", str(maps))
+    assert launcher.fork_refusal(started) == "the agent loaded libcuda.so"
+    monkeypatch.setattr(launcher, "MAPS", str(tmp_path / "none"))
+    assert launcher.fork_refusal(started) == f"no {tmp_path / 'none'} to check for a GPU driver"
 
 
 SCRIPT = textwrap.dedent("""\
@@ -180,6 +212,12 @@ def test_bad_poll_setting_is_one_clear_line(tmp_path, value):
     assert "Traceback" not in out.stderr
 
 
+def _stat(pid: int) -> tuple[str, int]:
+    """(state, parent pid) of a live process."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return fields[0], int(fields[1])
+
+
 def test_sigterm_to_the_agent_saves_on_every_worker_and_leaves_no_process(cluster, tmp_path):
     """Pod deletion: the kubelet SIGTERMs the agent (PID 1); the fork server must not outlive it."""
     import signal
@@ -193,6 +231,13 @@ def test_sigterm_to_the_agent_saves_on_every_worker_and_leaves_no_process(cluste
     agent.track()
     started = set(agent.tracked)                    # fork server, workers (and torch's helpers)
     assert len([e for e in agent.events("DDP")]) == 2 and len(started) >= 3, started
+    # The harness sets OMP_NUM_THREADS and PYTHONUNBUFFERED, as kdt run does: the fork server is a fork of the
+    # agent, no program of its own (the workers' parent, the agent's child, runs the agent's command line).
+    (launched,) = agent.events("LAUNCH")
+    assert launched["fork_server"] == "forked"
+    servers = {_stat(int(e["pid"]))[1] for e in agent.events("DDP")}
+    assert len(servers) == 1 and _stat(servers.copy().pop())[1] == agent.proc.pid
+    assert Path(f"/proc/{servers.pop()}/cmdline").read_bytes() == Path(f"/proc/{agent.proc.pid}/cmdline").read_bytes()
     agent.proc.send_signal(signal.SIGTERM)
     assert agent.proc.wait(timeout=60) != 0
     stops = [e for e in agent.events("STOP") if e.get("action") == "exit"]

@@ -23,6 +23,14 @@ docs/training.md has the figures):
   CUDA is never initialised in the fork server (``PYTORCH_NVML_BASED_CUDA_CHECK``
   keeps ``torch.cuda.is_available()`` from doing so); workers initialise it
   after the fork, as they must.
+* **The fork server is a fork of the agent** where that is the same process a
+  spawned server would be (``fork_refusal``: the agent read ``OMP_NUM_THREADS``
+  and ``PYTHONUNBUFFERED`` as the server would, and runs one thread): it then
+  imports only what the agent has not (``torch._dynamo``, the script), 1.1 s of
+  CPU less per node, and shares the agent's torch pages. Elsewhere (e.g. no
+  ``OMP_NUM_THREADS`` and OpenBLAS threads in the agent) it is spawned, as
+  ``multiprocessing`` does; ``[LAUNCH] fork_server=`` says which and why, and
+  ``TRAINKIT_FORK_SERVER_FROM_AGENT=0`` always spawns it.
 * **No stall on the first failure, no torch._dynamo in the agent.** The agent
   logs a failed worker with its exception, and torch's log formatter
   (``TorchLogsFormatter`` in ``torch/_logging/_internal.py``) imports
@@ -53,6 +61,13 @@ import sys
 WARM_ENV = "TRAINKIT_WARM"
 SCRIPT_ENV = "TRAINKIT_WARM_SCRIPT"
 POLL_ENV = "TRAINKIT_RDZV_POLL"
+FORK_ENV = "TRAINKIT_FORK_SERVER_FROM_AGENT"
+# Read once, at a process's start (Python) or when torch loads (OpenMP, OpenBLAS); configure_warm may set them.
+STARTUP_ENV = ("OMP_NUM_THREADS", "PYTHONUNBUFFERED")
+# GPU drivers' user-space libraries (CUDA's, NVML, ROCm's): loaded when a process first asks its devices,
+# never by `import torch`. A fork must not inherit their state.
+GPU_DRIVERS = ("libcuda.so", "libnvidia-ml.so", "libamdhip64.so", "libamd_smi.so", "librocm_smi64.so")
+MAPS = "/proc/self/maps"
 # Imported once by the fork server; every worker it forks starts with them loaded.
 PRELOAD = ["torch", "torch.distributed", "torch.distributed.run", "torch.nn.parallel", "torch._dynamo",
            "trainkit.warm"]
@@ -157,8 +172,9 @@ def format_tracebacks_without_dynamo() -> bool:
     return bool(handlers)
 
 
-def configure_warm(args) -> None:
-    """Switch ``args`` to forked workers, start the fork server and let it preload."""
+def configure_warm(args, started_with: dict) -> str:
+    """Switch ``args`` to forked workers, start the fork server and let it preload; how it started
+    (``start_fork_server``). ``started_with``: the ``STARTUP_ENV`` values when the agent started."""
     import multiprocessing.forkserver as forkserver
 
     from torch.distributed import run as torchrun
@@ -185,11 +201,104 @@ def configure_warm(args) -> None:
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
     forkserver.set_forkserver_preload(PRELOAD)
     # Start it now: it imports while the agent joins the rendezvous.
-    forkserver.ensure_running()
+    return start_fork_server(forkserver, started_with)
+
+
+def fork_refusal(started_with: dict) -> str | None:
+    """Why the fork server cannot be a fork of this agent (None: it can).
+
+    A fork is the process the spawned server would be, less its imports, only if the agent read at its
+    start what the server would read at its own: Python reads PYTHONUNBUFFERED when it starts, OpenMP
+    and OpenBLAS read OMP_NUM_THREADS when torch loads, and ``configure_warm`` may have set either since
+    (``started_with``: their values when the agent started, ``STARTUP_ENV``). And fork() copies only the
+    calling thread, so the agent must have no other (OpenBLAS starts a pool of them when torch imports
+    numpy, unless OMP_NUM_THREADS=1), nor a GPU driver loaded (torchrun asks the devices for
+    ``--nproc-per-node=gpu|auto``)."""
+    if os.environ.get(FORK_ENV, "1").strip().lower() in ("0", "false", "no", "off"):
+        return f"{FORK_ENV}=0"
+    changed = [k for k in STARTUP_ENV if os.environ.get(k) != started_with.get(k)]
+    if changed:
+        return f"{', '.join(changed)} set after the agent started"
+    try:
+        with open(MAPS) as f:
+            drivers = sorted({name for line in f for name in GPU_DRIVERS if name in line})
+    except OSError:
+        return f"no {MAPS} to check for a GPU driver"
+    if drivers:     # torchrun asked the devices (--nproc-per-node=gpu|auto): no driver state in a fork
+        return f"the agent loaded {', '.join(drivers)}"
+    try:
+        threads = len(os.listdir("/proc/self/task"))
+    except OSError:
+        return "no /proc/self/task to count the agent's threads"
+    if threads != 1:
+        return f"the agent runs {threads} threads"
+    return None
+
+
+def start_fork_server(forkserver, started_with: dict) -> str:
+    """Start ``multiprocessing``'s fork server, as a fork of this agent where ``fork_refusal`` allows:
+    the agent has imported torch already, so the server then imports only what the agent has not
+    (``torch._dynamo``, the script's top level), 1.5 s of CPU less per node, its torch pages shared
+    with the agent's. How: ``ForkServer.ensure_running`` as it is, but the one ``spawnv_passfds`` call
+    that would exec ``python -c "from multiprocessing.forkserver import main; main(...)"`` forks and
+    runs that same code in the child, after closing every descriptor a spawn would not pass (the
+    agent's end of the server's liveness pipe above all: the server exits when the agent is gone).
+    Returns "forked", or "spawned (why)"."""
+    from multiprocessing import util
+
+    why = fork_refusal(started_with)
+    if why is not None:
+        forkserver.ensure_running()
+        return f"spawned ({why})"
+    spawnv_passfds, forked = util.spawnv_passfds, []
+
+    def fork_instead(path, args, passfds):
+        code = args[args.index("-c") + 1] if "-c" in args[:-1] else ""
+        if not code.startswith("from multiprocessing.forkserver import main"):
+            return spawnv_passfds(path, args, passfds)     # the resource tracker: spawned, as ever
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid:
+            forked.append(pid)
+            return pid
+        status = 1
+        try:
+            keep = sorted({0, 1, 2, *map(int, passfds)})
+            for low, high in zip([-1, *keep], [*keep, _max_fd()]):
+                if high > low + 1:          # never an empty range: os.closerange(n, n) can close more
+                    os.closerange(low + 1, high)
+            import threading
+            forkserver._forkserver._lock = threading.Lock()   # held by the agent's ensure_running at the fork
+            sys.argv = ["-c"]
+            exec(compile(code, "<trainkit fork server>", "exec"), {"__name__": "__trainkit_forkserver__"})
+            status = 0
+        except SystemExit as e:         # main() ends so when the agent is gone
+            status = e.code if isinstance(e.code, int) else 0
+        except BaseException:           # noqa: BLE001 - reported; the agent sees the server gone
+            import traceback
+            traceback.print_exc()
+        finally:
+            os._exit(status)
+
+    util.spawnv_passfds = fork_instead
+    try:
+        forkserver.ensure_running()
+    finally:
+        util.spawnv_passfds = spawnv_passfds
+    return "forked" if forked else "spawned (this Python's fork server started otherwise)"
+
+
+def _max_fd() -> int:
+    try:
+        return max(int(fd) for fd in os.listdir("/proc/self/fd")) + 1
+    except (OSError, ValueError):
+        return os.sysconf("SC_OPEN_MAX")
 
 
 def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
+    started_with = {k: os.environ.get(k) for k in STARTUP_ENV}     # before torch loads OpenMP and OpenBLAS
     from torch.distributed import run as torchrun
     from torch.distributed.elastic.multiprocessing.errors import record
 
@@ -213,11 +322,12 @@ def main(argv: list[str] | None = None) -> None:
     if warning:
         log("WARN", source="trainkit.torchrun", message=warning)
     if why_not is None:
-        configure_warm(args)
+        fork_server = configure_warm(args, started_with)
         # See the module docstring: the agent's first failure log would import torch._dynamo otherwise.
         if not format_tracebacks_without_dynamo():
             import torch._dynamo  # noqa: F401
-        log("LAUNCH", workers="warm", script=args.training_script, start_method="forkserver")
+        log("LAUNCH", workers="warm", script=args.training_script, start_method="forkserver",
+            fork_server=fork_server)
     else:
         log("LAUNCH", workers="cold", reason=why_not)
     if poll_s is not None and not patch_rendezvous_poll(poll_s):
