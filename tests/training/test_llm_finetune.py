@@ -135,7 +135,12 @@ def error_lines(proc) -> list[str]:
     return [line for line in proc.stderr.splitlines() if line.strip()]
 
 
-def test_bad_input_is_one_line_and_nothing_trains(tiny_llm, tmp_path):
+def test_bad_input_is_one_line_and_nothing_trains(tiny_llm, tmp_path, capsys):
+    """Each bad input is found before a process group, a tokenizer or a model exists. The cases found from the
+    flags and files alone run in this process (``main()`` is what ``python llm_finetune.py`` calls); the one
+    that needs the tokenizer runs as the real command, which shows the exit code and the one line end to end."""
+    import importlib
+    llm = importlib.import_module("llm_finetune")
     good = tiny_llm["data"]["chat"]
     bad = tmp_path / "train.jsonl"
     lines = (good / "train.jsonl").read_text().splitlines()
@@ -144,22 +149,26 @@ def test_bad_input_is_one_line_and_nothing_trains(tiny_llm, tmp_path):
     empty = tmp_path / "val.jsonl"
     empty.write_text("\n")
     out = tmp_path / "out"
+    splits = ["--train-file", str(good / "train.jsonl"), "--val-file", str(good / "val.jsonl")]
     cases = [
         (["--train-file", str(bad), "--val-file", str(good / "val.jsonl")], f"{bad}:42: not valid JSON"),
         (["--train-file", str(good / "train.jsonl"), "--val-file", str(empty)], f"{empty}: no records"),
-        (["--train-file", str(good / "train.jsonl"), "--val-file", str(good / "val.jsonl"),
-          "--model-local-dir", str(tmp_path / "models" / "nope")], "--model-local-dir"),
-        (["--train-file", str(good / "train.jsonl"), "--val-file", str(good / "val.jsonl"),
-          "--model-local-dir", str(tiny_llm["model_no_template"])], "the tokenizer has no chat template"),
+        ([*splits, "--model-local-dir", str(tmp_path / "models" / "nope")], "--model-local-dir"),
+        ([*splits, "--model-local-dir", str(tmp_path / "nope"), "--output-dir", str(out)], "no such folder"),
     ]
     for extra, expected in cases:
-        args = ["--model-local-dir", str(tiny_llm["model"]), "--local-files-only", "--output-dir", str(out), *extra]
-        proc = run_plain(args, tmp_path)
-        lines = error_lines(proc)
-        assert proc.returncode == 2 and len(lines) == 1, (extra, proc.stderr[-2000:])
+        code = llm.main(["--model-local-dir", str(tiny_llm["model"]), "--local-files-only", "--output-dir", str(out),
+                         *extra])
+        captured = capsys.readouterr()
+        lines = [line for line in captured.err.splitlines() if line.strip()]
+        assert code == 2 and len(lines) == 1, (extra, captured.err[-2000:])
         assert lines[0].startswith("llm_finetune: error: ") and expected in lines[0], lines
-        assert "Traceback" not in proc.stdout + proc.stderr and "[TRAIN]" not in proc.stdout
+        assert "[TRAIN]" not in captured.out
         assert not (out / "checkpoints").exists() and not (out / "report.json").exists()
-    assert "no such folder" in error_lines(run_plain(
-        ["--model-local-dir", str(tmp_path / "nope"), "--train-file", str(good / "train.jsonl"),
-         "--val-file", str(good / "val.jsonl")], tmp_path))[0]
+    proc = run_plain(["--model-local-dir", str(tiny_llm["model_no_template"]), "--local-files-only",
+                      "--output-dir", str(out), *splits], tmp_path)
+    lines = error_lines(proc)
+    assert proc.returncode == 2 and len(lines) == 1, proc.stderr[-2000:]
+    assert lines[0].startswith("llm_finetune: error: ") and "the tokenizer has no chat template" in lines[0], lines
+    assert "Traceback" not in proc.stdout + proc.stderr and "[TRAIN]" not in proc.stdout
+    assert not (out / "checkpoints").exists() and not (out / "report.json").exists()
