@@ -26,8 +26,6 @@ from kdt.operators import jobset as JS
 from kdt.operators import tensorflow as KTF
 from kdt.render import render
 
-pytest.importorskip("tensorflow", reason="tensorflow-cpu is in requirements.lock; the bootstrap installs it")
-
 FIELD = re.compile(r"metadata\.(labels|annotations)\['([^']+)'\]")
 
 
