@@ -3,7 +3,9 @@
 Each target runs for a few steps on CPU, one process per node (set on the job object), and must end
 Succeeded with every rank of the last group printing the same final weights. The 512-rank chart
 files at two nodes (the chart's own value, --set nodes=2) start the processes of an overlay that runs,
-but for listed differences (SAME_PROCESSES below, proved by a test). With a fault: an elastic job
+but for listed differences (SAME_PROCESSES below, proved by a test); the two 4-node fine-tune overlays
+run as their chart twins at two nodes, which start their processes but for the node count (the same
+table and test). With a fault: an elastic job
 resumes from its checkpoint on the surviving and recreated pods, a TrainJob restarts its group by
 its failurePolicy and finishes with the weights of an uninterrupted run, a PyTorchJob whose
 backoffLimit is used up fails with that reason; bad targets are one located line, nothing left running.
@@ -38,17 +40,25 @@ CHART_FILES = sorted(p.name for p in (ROOT / "charts" / "trainer" / "ci").glob("
 # they differ otherwise): the c10d rendezvous keep-alive of 512 ranks (keep_alive_interval and
 # keep_alive_max_attempt: read by torch only to expire a node that stops sending heartbeats, which no run here
 # does; the values are checked with torch's own parser instead), and the node count (the StatefulSet's
-# NNODES, and so its number of pods).
+# NNODES or the PET_NNODES Trainer derives from numNodes, and so the number of pods).
 KEEP_ALIVE, NODES = "the rendezvous keep-alive", "the node count"
 SAME_PROCESSES = {"charts/trainer/ci/scale-512-trainjob.yaml": ("overlays/fsdp-trainer-2.3", ()),
                   "charts/trainer/ci/scale-512-pytorchjob.yaml": ("overlays/ddp", (KEEP_ALIVE,)),
                   "charts/trainer/ci/scale-512-statefulset.yaml": ("overlays/statefulset", (KEEP_ALIVE, NODES))}
+# The fine-tune overlays run 4 nodes (seed 003's size): 4 pods, each importing transformers and peft, for
+# 3 steps. Each has a chart twin (charts/trainer/ci/<name>.yaml: the overlay's resources at the chart's
+# nodes: 4, tests/chart/test_parity.py) that runs instead at --set nodes=2: the overlay's processes but for
+# the node count (SAME_PROCESSES, proved below), half as many.
+AT_TWO_NODES = {"overlays/statefulset": "charts/trainer/ci/statefulset.yaml",
+                "overlays/llm-trainjob": "charts/trainer/ci/llm-trainjob.yaml"}
+SAME_PROCESSES.update({chart: (overlay, (NODES,)) for overlay, chart in AT_TWO_NODES.items()})
 # overlays/elastic runs to the end in its fault test below (a pod lost, the job Succeeded, every rank's
 # final weights alike), which is a to-completion run of the same pods plus a fault: not run twice.
 FAULT_RUNS_TO_COMPLETION = {"overlays/elastic"}
-TARGETS = [f"overlays/{o}" for o in OVERLAYS if f"overlays/{o}" not in FAULT_RUNS_TO_COMPLETION]
+TARGETS = [AT_TWO_NODES.get(f"overlays/{o}", f"overlays/{o}") for o in OVERLAYS
+           if f"overlays/{o}" not in FAULT_RUNS_TO_COMPLETION]
 # The fine-tune (training/llm_finetune.py) reads /data and /models/base: --volume gives them (llm_volumes).
-LLM = {"overlays/statefulset", "overlays/llm-trainjob"}
+LLM = set(AT_TWO_NODES.values())
 # The fine-tune's three epochs end before step 6: the test data packs into 2 rows of --seq-len=2048
 # tokens, one step of every rank's --batch-size=8 rows.
 LLM_STEPS = 3
@@ -63,7 +73,7 @@ def _knobs(target: str) -> list[str]:
     if target == "overlays/tensorflow":
         return ["--max-steps", str(TF_STEPS), "--quiet"]
     knobs = ["--nproc-per-node", "1", "--max-steps", "6", "--quiet"]
-    if "scale-512" in target:
+    if target in SAME_PROCESSES:
         knobs += ["--set", "nodes=2"]
     return knobs
 
@@ -75,9 +85,12 @@ def _steps(target: str) -> int:
 def test_every_target_is_run():
     assert {"ddp", "elastic", "fsdp", "fsdp-trainer-2.3", "statefulset", "tensorflow", "llm-trainjob"} <= set(OVERLAYS)
     scale = {c for c in CHART_FILES if c.startswith("scale-512-")}
-    assert len(CHART_FILES) >= 10 and len(scale) == 3 and {Path(c).name for c in SAME_PROCESSES} == scale
+    assert len(CHART_FILES) >= 10 and len(scale) == 3
+    assert {Path(c).name for c in SAME_PROCESSES} == scale | {Path(c).name for c in AT_TWO_NODES.values()}
     assert set(CHART_FILES) - scale <= {f"{o}.yaml" for o in [*OVERLAYS, *TORCHFT]}   # the rest have a twin
-    assert all(o in TARGETS for o, _ in SAME_PROCESSES.values())
+    assert all(f"charts/trainer/ci/{Path(o).name}.yaml" == c for o, c in AT_TWO_NODES.items())
+    # every overlay the table names runs, itself or as its twin at two nodes
+    assert all(o in TARGETS or AT_TWO_NODES.get(o) in TARGETS for o, _ in SAME_PROCESSES.values())
     assert FAULT_RUNS_TO_COMPLETION <= {f"overlays/{o}" for o in OVERLAYS}
     runs = {t for t in TARGETS if "llm_finetune.py" in _rendered(t)}
     assert runs == LLM
@@ -120,7 +133,7 @@ def _but(processes: list[dict], differences) -> tuple[list[dict], list[str]]:
                  env=[keep_alive(e) for e in p["env"]])
         if NODES in differences:
             p.pop("pod")
-            p["env"] = [re.sub(r'^(\{"name": "NNODES", "value": )"\d+"', r'\1"*"', e) for e in p["env"]]
+            p["env"] = [re.sub(r'^(\{"name": "(PET_)?NNODES", "value": )"\d+"', r'\1"*"', e) for e in p["env"]]
             if p in out:
                 continue        # one pod's processes stand for every pod's (they differ in nothing else)
         out.append(p)
