@@ -26,6 +26,31 @@ def _tool(command: str):
     return run
 
 
+@pytest.fixture(scope="session")
+def computed_once(tmp_path_factory):
+    """``computed_once(name, compute)``: ``compute()`` run once per test session, by whichever xdist worker asks
+    first; the others (and later asks) read its pickled result. For expensive results several tests read:
+    pytest-xdist spreads a module's tests over workers, and a worker that runs another module's test in
+    between tears a module-scoped fixture down and computes it again."""
+    import fcntl
+    import pickle
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent          # shared by every xdist worker of this session
+    folder = base / "computed-once"
+    folder.mkdir(exist_ok=True)
+
+    def get(name: str, compute):
+        result = folder / f"{name}.pickle"
+        with open(folder / f"{name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not result.exists():
+                result.write_bytes(pickle.dumps(compute()))
+            return pickle.loads(result.read_bytes())
+
+    return get
+
+
 @pytest.fixture
 def validate_cli():
     """Run `kdt validate`: (exit code, stdout, stderr)."""

@@ -4,7 +4,7 @@ through kubectl itself, both ways a file is applied, document by document.
 `kubectl create --dry-run=client --validate=false -f` decodes each file as `kubectl apply -f` does and
 `kubectl kustomize` builds each as `kubectl apply -k` does (tests/reader/oracle.py); every case agrees
 with kdt's reading (what kdt reports as an error for that way of applying the file), or differs exactly
-as its `deliberate` entry says, with the reason. kubectl runs once per module for the whole corpus
+as its `deliberate` entry says, with the reason. kubectl runs once per test session for the whole corpus
 (one `create` for every file, one `kustomize` per file in parallel).
 """
 from __future__ import annotations
@@ -16,10 +16,10 @@ import differential as D
 import oracle
 
 
-@pytest.fixture(scope="module")
-def rows() -> list[D.Row]:
+@pytest.fixture
+def rows(computed_once) -> list[D.Row]:
     assert oracle.KUBECTL.is_file(), "the pinned kubectl (make venv) is the judge here"
-    return D.compare()
+    return computed_once("kubectl-differential", D.compare)       # 7 s of kubectl, once per session
 
 
 def _show(rs) -> str:
