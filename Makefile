@@ -96,6 +96,7 @@ bench: $(FULL)
 	$(PY) bench/preview_scale.py
 	$(PY) bench/lint_precision.py
 	$(PY) bench/recovery.py
+	$(PY) bench/fork_server.py
 	$(PY) bench/migrate.py
 	$(PY) bench/queues.py
 

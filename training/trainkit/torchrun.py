@@ -26,8 +26,9 @@ docs/training.md has the figures):
 * **The fork server is a fork of the agent** where that is the same process a
   spawned server would be (``fork_refusal``: the agent read ``OMP_NUM_THREADS``
   and ``PYTHONUNBUFFERED`` as the server would, and runs one thread): it then
-  imports only what the agent has not (``torch._dynamo``, the script), 1.1 s of
-  CPU less per node, and shares the agent's torch pages. Elsewhere (e.g. no
+  imports only what the agent has not (``torch._dynamo``, the script): 1 s of CPU
+  and of wall less per node (``bench/fork_server.py``), its torch pages shared
+  with the agent's. Elsewhere (e.g. no
   ``OMP_NUM_THREADS`` and OpenBLAS threads in the agent) it is spawned, as
   ``multiprocessing`` does; ``[LAUNCH] fork_server=`` says which and why, and
   ``TRAINKIT_FORK_SERVER_FROM_AGENT=0`` always spawns it.
