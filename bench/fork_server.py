@@ -69,6 +69,8 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--trials", type=int, default=4)
     args = p.parse_args()
+    if args.trials < 1:
+        p.error("--trials must be at least 1")
     results: dict[bool, list[tuple[float, float]]] = {True: [], False: []}
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(args.trials):
