@@ -191,13 +191,20 @@ def out_target(target: T.Target) -> str:
 
 
 def render_all(targets: list[T.Target], jobs: int | None = None) -> list[Rendered]:
-    """Every target rendered, in the order given; `jobs` at a time (default: the cores there are)."""
+    """Every target rendered, in the order given; `jobs` at a time (default: the cores there are). Targets
+    that name the same input (a symlink, the same folder twice) are rendered once, as the first of them
+    that was given, whichever thread gets there first."""
     jobs = jobs or cores()
+    first: dict[tuple, T.Target] = {}
+    for t in targets:
+        first.setdefault(_key(t, ()), t)
     with render_cache.batch():
-        if jobs <= 1 or len(targets) <= 1:
-            return [render(t) for t in targets]
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            return list(pool.map(render, targets))
+        if jobs <= 1 or len(first) <= 1:
+            done = {k: render(t) for k, t in first.items()}
+        else:
+            with ThreadPoolExecutor(max_workers=jobs) as pool:
+                done = dict(zip(first, pool.map(render, first.values())))
+    return [done[_key(t, ())] for t in targets]
 
 
 _HELM_SOURCE = re.compile(r"^# Source: [^/]+/(.+)$", re.MULTILINE)

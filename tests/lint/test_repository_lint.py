@@ -4,6 +4,7 @@ once and in parallel. Fixtures are scratch kustomizations written here, in tmp_p
 from __future__ import annotations
 
 import textwrap
+import time
 from pathlib import Path
 
 from kdt import render as R
@@ -100,6 +101,13 @@ def test_every_target_renders_once_whatever_names_it_and_in_parallel(tmp_path, m
         return real_run(cmd, target, cwd)
     monkeypatch.setattr(R, "_run", counting)
     monkeypatch.setattr(R, "_cache", {})
+    real_render = R.render
+
+    def late_first(target, *a):       # the first-given target's thread starts last: it still owns the render
+        if target.name == "overlay":
+            time.sleep(0.3)
+        return real_render(target, *a)
+    monkeypatch.setattr(R, "render", late_first)
     ts = [T.Target("overlay", T.KUSTOMIZE, tmp_path / "overlay"), T.Target("base", T.KUSTOMIZE, tmp_path / "base"),
           T.Target("also", T.KUSTOMIZE, tmp_path / "also"), T.Target("overlay", T.KUSTOMIZE, tmp_path / "overlay")]
     got = R.render_all(ts, jobs=4)
