@@ -27,18 +27,30 @@ def _tool(command: str):
 
 
 @pytest.fixture(scope="session")
-def computed_once(tmp_path_factory):
+def session_folder(tmp_path_factory):
+    """``session_folder(name)``: a folder of this test session that every xdist worker sees (beside each
+    worker's own base folder; without xdist, in the session's base folder)."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+
+    def get(name: str) -> Path:
+        folder = base / name
+        folder.mkdir(exist_ok=True)
+        return folder
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def computed_once(session_folder):
     """``computed_once(name, compute)``: ``compute()`` run once per test session, by whichever xdist worker asks
     first; the others (and later asks) read its pickled result. For expensive results several tests read:
     pytest-xdist spreads a module's tests over workers, and a worker that runs another module's test in
     between tears a module-scoped fixture down and computes it again."""
     import fcntl
     import pickle
-    base = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        base = base.parent          # shared by every xdist worker of this session
-    folder = base / "computed-once"
-    folder.mkdir(exist_ok=True)
+    folder = session_folder("computed-once")
 
     def get(name: str, compute):
         result = folder / f"{name}.pickle"

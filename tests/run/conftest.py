@@ -4,7 +4,6 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
-import os
 import sys
 
 import pytest
@@ -12,22 +11,13 @@ import pytest
 from run_support import ROOT, kdt_run
 
 
-def _session_dir(tmp_path_factory, name: str):
-    base = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        base = base.parent          # shared by every xdist worker of this session
-    d = base / name
-    d.mkdir(exist_ok=True)
-    return d
-
-
 @pytest.fixture(scope="session")
-def shared_run(tmp_path_factory):
+def shared_run(session_folder):
     """``shared_run(*args)``: ``kdt_run(*args)`` once per session, whichever test (of whichever xdist worker)
     asks first; every later ask reads the same (code, stdout, stderr, events) and the same run folder
     (``folder / "run"``: its pods' logs and volumes), returned as the fifth value. For runs two tests read:
     a target run to completion that is also a fault test's uninterrupted reference."""
-    root = _session_dir(tmp_path_factory, "kdt-run-shared")
+    root = session_folder("kdt-run-shared")
 
     def get(*args):
         key = hashlib.sha256(json.dumps([str(a) for a in args]).encode()).hexdigest()[:16]
@@ -42,11 +32,11 @@ def shared_run(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def llm_volumes(tmp_path_factory) -> list[str]:
+def llm_volumes(session_folder) -> list[str]:
     """``--volume`` flags giving the fine-tune targets their data and model (what a cluster's PVCs hold):
     a tiny random Llama as /models/base and learnable JSONL of every record shape in /data
     (training/make_tiny_llm.py). Built once per session, shared by the xdist workers."""
     sys.path.insert(0, str(ROOT / "training"))
     import make_tiny_llm as mk
-    root = mk.ensure(_session_dir(tmp_path_factory, "kdt-run-llm"), shapes=("mixed",), name="base")
+    root = mk.ensure(session_folder("kdt-run-llm"), shapes=("mixed",), name="base")
     return ["--volume", f"datasets-pvc={root / 'data-mixed'}", "--volume", f"models-pvc={root / 'models'}"]

@@ -4,7 +4,6 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -20,13 +19,8 @@ def cluster(tmp_path):
 
 
 @pytest.fixture(scope="session")
-def shared_dir(tmp_path_factory) -> Path:
-    base = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        base = base.parent          # shared by every xdist worker of this session
-    d = base / "trainkit-shared"
-    d.mkdir(exist_ok=True)
-    return d
+def shared_dir(session_folder) -> Path:
+    return session_folder("trainkit-shared")
 
 
 @pytest.fixture(scope="session")

@@ -192,11 +192,9 @@ def _env(tmp: Path) -> dict:
 
 
 @pytest.fixture(scope="session")
-def shared(tmp_path_factory) -> Path:
-    """A folder every xdist worker of this session sees (beside each worker's own base folder)."""
-    folder = tmp_path_factory.getbasetemp().parent / "docs-setup"
-    folder.mkdir(exist_ok=True)
-    return folder
+def shared(session_folder) -> Path:
+    """A folder every xdist worker of this session sees."""
+    return session_folder("docs-setup")
 
 
 @pytest.mark.parametrize("where,cmds", EXAMPLES, ids=[w for w, _ in EXAMPLES])
