@@ -25,7 +25,8 @@ docs/training.md has the figures):
   after the fork, as they must.
 * **The fork server is a fork of the agent** where that is the same process a
   spawned server would be (``fork_refusal``: the agent read ``OMP_NUM_THREADS``
-  and ``PYTHONUNBUFFERED`` as the server would, and runs one thread): it then
+  and ``PYTHONUNBUFFERED`` as the server would, runs one thread and loaded no GPU
+  driver): it then
   imports only what the agent has not (``torch._dynamo``, the script): 1 s of CPU
   and of wall less per node (``bench/fork_server.py``), its torch pages shared
   with the agent's. Elsewhere (e.g. no
@@ -109,9 +110,14 @@ def _explicit_start_method(argv: list[str]) -> bool:
         a.split("=", 1)[0] in ("--start-method", "--start_method") for a in argv)
 
 
+def _switched_off(name: str) -> bool:
+    """An on/off setting of the launcher, on unless set to 0, false, no or off."""
+    return os.environ.get(name, "1").strip().lower() in ("0", "false", "no", "off")
+
+
 def warm_eligible(args, argv: list[str]) -> str | None:
     """Why these arguments run as plain torchrun (None: warm workers apply)."""
-    if os.environ.get(WARM_ENV, "1").strip().lower() in ("0", "false", "no", "off"):
+    if _switched_off(WARM_ENV):
         return f"{WARM_ENV}=0"
     if args.module or args.no_python:
         return "-m/--no-python entrypoint"
@@ -215,7 +221,7 @@ def fork_refusal(started_with: dict) -> str | None:
     calling thread, so the agent must have no other (OpenBLAS starts a pool of them when torch imports
     numpy, unless OMP_NUM_THREADS=1), nor a GPU driver loaded (torchrun asks the devices for
     ``--nproc-per-node=gpu|auto``)."""
-    if os.environ.get(FORK_ENV, "1").strip().lower() in ("0", "false", "no", "off"):
+    if _switched_off(FORK_ENV):
         return f"{FORK_ENV}=0"
     changed = [k for k in STARTUP_ENV if os.environ.get(k) != started_with.get(k)]
     if changed:
@@ -239,8 +245,8 @@ def fork_refusal(started_with: dict) -> str | None:
 def start_fork_server(forkserver, started_with: dict) -> str:
     """Start ``multiprocessing``'s fork server, as a fork of this agent where ``fork_refusal`` allows:
     the agent has imported torch already, so the server then imports only what the agent has not
-    (``torch._dynamo``, the script's top level), 1.5 s of CPU less per node, its torch pages shared
-    with the agent's. How: ``ForkServer.ensure_running`` as it is, but the one ``spawnv_passfds`` call
+    (``torch._dynamo``, the script's top level): about 1 s of CPU and of wall less per node
+    (``bench/fork_server.py``), its torch pages shared with the agent's. How: ``ForkServer.ensure_running`` as it is, but the one ``spawnv_passfds`` call
     that would exec ``python -c "from multiprocessing.forkserver import main; main(...)"`` forks and
     runs that same code in the child, after closing every descriptor a spawn would not pass (the
     agent's end of the server's liveness pipe above all: the server exits when the agent is gone).
