@@ -47,6 +47,14 @@ def add_cluster_args(parser: argparse.ArgumentParser) -> None:
                              "trainingOperator.pytorchInitContainerTemplateFile, else the operator's built-in one)")
 
 
+def add_live_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--live", action="store_true",
+                        help="also hold the documents against the real API server and operators on a local control "
+                             "plane (kdt cluster; needs Go 1.26+, or kube-apiserver and etcd in KUBEBUILDER_ASSETS: "
+                             "the first run builds for many minutes, later ones start in about 20 s): findings "
+                             "live-admission and live-preview")
+
+
 def cluster_of(args):
     from ..cluster import load
     return load(None, args.pytorch_init_container_template)

@@ -8,6 +8,7 @@
     kdt diff --base REF        what a change does to every rendered resource
     kdt migrate [PATHS]        move a PyTorchJob to a TrainJob (or a TrainJob between Trainer shapes), proved pod by pod
     kdt run TARGET             start a target's pods as local processes, as the operator would (faults: --kill, --lose)
+    kdt cluster up|down|status a local control plane: the real API server, controllers and operators (Go 1.26+)
     kdt argocd [FILES]         expand Argo CD ApplicationSets offline, then render and validate each Application
     kdt install-tools          install the pinned helm beside this Python (kubectl comes with the package)
 
@@ -34,6 +35,7 @@ COMMANDS = {
     "migrate": "migrate",
     "argocd": "argocd",
     "run": "run",
+    "cluster": "cluster",
 }
 
 

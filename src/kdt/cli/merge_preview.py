@@ -37,7 +37,7 @@ import re
 import sys
 
 from ..yamlout import quote_ambiguous
-from . import Parser, add_cluster_args, cluster_of, invoke, output
+from . import Parser, add_cluster_args, add_live_arg, cluster_of, invoke, output
 from .. import findings as F
 from .. import targets as T
 from ..diff import field_changes
@@ -61,6 +61,11 @@ def _groups(tlist):
         name = files[0].target.name if len(files) == 1 else f"{len(files)} files"
         groups.append((name, [d for r in files for d in r.documents], [f for r in files for f in r.findings]))
     return groups
+
+
+def _live_groups(tlist):
+    """(target, documents) per target for --live (renders are memoized: no second kubectl or helm run)."""
+    return [(r.target, r.documents) for r in render_all(tlist) if r.ok and r.documents]
 
 
 def _yaml():
@@ -90,6 +95,7 @@ def main(argv=None) -> int:
                    "last past 128 of a kind and counts the rest)")
     p.add_argument("--output", metavar="FILE", help="write to FILE (whole or not at all) instead of standard output")
     add_cluster_args(p)
+    add_live_arg(p)
     args = p.parse_args(argv)
     if args.trainer_version and not re.fullmatch(r"v?2\.\d+(\.\d+)?", args.trainer_version):
         raise UsageError(f"--trainer-version {args.trainer_version!r}: expected a Trainer v2 release such as 2.1 or 2.3")
@@ -97,7 +103,9 @@ def main(argv=None) -> int:
     cluster = cluster_of(args)
     options = {**cluster.options, **({TO1.GANG_OPTION: args.gang_scheduler} if args.gang_scheduler else {}),
                **({"limit": Limit(None)} if args.all else {})}
-    groups = _groups(T.resolve(args.paths))
+    tlist = T.resolve(args.paths)
+    groups = _groups(tlist)
+    live_groups = _live_groups(tlist) if args.live else []
     problems: list[F.Finding] = []
     results = []
     workloads: dict = {}      # target -> [(job, the Kueue Workload it becomes)]
@@ -112,6 +120,10 @@ def main(argv=None) -> int:
         problems.extend(efs)
         results.append((name, expanded, result.held))
         workloads[name] = kueue_workloads(docs, expanded, version, options)
+    if args.live:
+        from ..live import check as live_check
+        problems.extend(live_check.findings([(t, docs) for t, docs in live_groups], admission=False,
+                                            trainer_version=version))
     for f in sorted(problems, key=F.sort_key):
         print(text_report.line(f), file=sys.stderr)
     code = F.exit_code(problems)

@@ -21,7 +21,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from . import Parser, add_cluster_args, cluster_of, invoke
+from . import Parser, add_cluster_args, add_live_arg, cluster_of, invoke
 from .. import findings as F
 from .. import kinds as K
 from .. import summary, targets, trainer_release, versions
@@ -41,6 +41,7 @@ def main(argv=None) -> int:
                    help=f"Kubernetes release the cluster runs: its schemas, and the Pod Security policy version "
                         f"of `latest` (default: {versions.KUBERNETES_DEFAULT})")
     add_cluster_args(p)
+    add_live_arg(p)
     args = p.parse_args(argv)
     started = time.perf_counter()
     print(f"# {versions.describe()}")
@@ -74,6 +75,9 @@ def main(argv=None) -> int:
         creates.extend(f"{r.target.name}: {workload_line(w)}"
                        for _, w in kueue_workloads(r.documents, expanded, trainer, cluster.options))
     linter.shutdown()
+    if args.live:
+        from ..live import check as live_check
+        problems.extend(live_check.findings([(r.target, r.documents) for r in results if r.ok and r.documents]))
     rows = summary.summary_rows([summary.summarize(r.target.name, r.documents) for r in results if r.ok])
     print()
     print(summary.table(rows, summary.SUMMARY_HEADER))

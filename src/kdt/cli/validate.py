@@ -46,7 +46,7 @@ import re
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from . import Parser, add_jobs_arg, add_output_args, output, invoke
+from . import Parser, add_jobs_arg, add_live_arg, add_output_args, output, invoke
 from .. import findings as F
 from .. import kinds as K
 from .. import report, schemas, targets, trainer_release, versions
@@ -84,6 +84,7 @@ def main(argv=None) -> int:
                         f"(default: {versions.TRAINING_OPERATOR_DEFAULT})")
     add_jobs_arg(p)
     add_output_args(p)
+    add_live_arg(p)
     args = p.parse_args(argv)
     k8s = schemas.kubernetes_version(args.kubernetes_version)
     crds = tuple(args.crd)
@@ -144,6 +145,17 @@ def main(argv=None) -> int:
         if trainer_release.has_trainer_objects(r.documents):
             decided.append((t.name, decision))
     notes = trainer_release.notes(decided) + (found.note() if found is not None else [])
+    if args.live:
+        from ..live import check as live_check
+        groups = [(t, rendered[id(t)].documents) for t in built if rendered[id(t)].ok]
+        for t in tlist:
+            if t.kind == FILE and str(t.path) != "-":
+                try:
+                    docs, _ = load_stream(t.path.read_text(encoding="utf-8-sig"), t.name)
+                except (OSError, UnicodeDecodeError, UsageError):
+                    continue            # its read error is already a finding
+                groups.append((t, docs))
+        findings.extend(live_check.findings(groups, preview=False, trainer_version=args.trainer_version))
     with output(args.output) as out:
         report.write(findings, args.format, TOOL, out, documents=ndocs, targets=[t.name for t in tlist],
                      rules=RULES, inventory=inventory, notes=notes, skipped=skipped)

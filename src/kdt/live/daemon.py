@@ -1,0 +1,73 @@
+"""The process `kdt cluster up` leaves running: it owns one control plane and stops it on SIGTERM.
+
+    python -m kdt.live.daemon FOLDER TRAINER TRAINING_OPERATOR
+
+It starts the control plane in FOLDER/run (every component its child, killed by the kernel if this
+process dies: kdt.live.cluster), writes FOLDER/state.json once ready, and on SIGTERM or SIGINT (or when the
+process KDT_LIVE_OWNER_PID names is gone: a test session that owns it) stops every component, removes the state and exits 0. A component that dies ends the daemon (exit 1) with its
+name in FOLDER/daemon.log, so `kdt cluster status` reports it and the next `up` starts clean.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
+def main(argv: list[str]) -> int:
+    from ..errors import UsageError
+    from .. import cluster as cluster_file
+    from . import releases as R
+    from .cluster import Cluster
+    folder, trainer, to = Path(argv[0]), argv[1], argv[2]
+    operators = "--control-plane-only" not in argv[3:]
+    state = folder / "state.json"
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *a: stop.append(1))
+    signal.signal(signal.SIGINT, lambda *a: stop.append(1))
+    try:
+        c = Cluster.start(R.ReleaseSet(trainer, to), folder=folder / "run", stream=sys.stderr,
+                          cluster_file=cluster_file.load(), operators=operators)
+    except UsageError as exc:
+        print(f"live: error: {exc}", file=sys.stderr, flush=True)
+        return 1
+    try:
+        tmp = state.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"pid": os.getpid(), "kubeconfig": str(c.kubeconfig), "server": c.server,
+                                   "trainer": trainer if operators else None,
+                                   "training_operator": to if operators else None, "ports": c.ports,
+                                   "components": {p.name: p.popen.pid for p in c.procs},
+                                   "started_s": round(c.started_s, 1)}, indent=1))
+        os.replace(tmp, state)
+        owner = int(os.environ.get("KDT_LIVE_OWNER_PID") or 0)
+        while not stop:
+            if owner and not _alive(owner):
+                print(f"live: the owner (pid {owner}) is gone: stopping", file=sys.stderr, flush=True)
+                return 0
+            try:
+                c.check()
+            except UsageError as exc:
+                print(f"live: error: {exc}", file=sys.stderr, flush=True)
+                return 1
+            time.sleep(0.5)
+        return 0
+    finally:
+        state.unlink(missing_ok=True)
+        c.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,170 @@
+"""What an operator's install puts on the cluster, read from its source at the pinned tag.
+
+CRDs and webhook configurations come from the operators' own manifests in the Go module cache (rendered
+with the pinned kubectl's kustomize where upstream patches them), never from files of this repository:
+- Trainer: manifests/base/crds, manifests/base/webhook (its patches name the configurations
+  `validator.trainer.kubeflow.org` and `defaulter.trainer.kubeflow.org` and add the object selectors);
+- JobSet: config/components/crd/bases, config/components/webhook;
+- Training Operator: manifests/base/crds, manifests/base/webhook;
+- Kueue (kdt.versions.KUEUE): config/components/crd/bases only, so its kinds are judged by the API server
+  (schemas and CEL rules); Kueue's manager does not run, so nothing is queued or suspended by it.
+Each webhook's `clientConfig.service` becomes `clientConfig.url` on 127.0.0.1 at the port its manager
+serves, with the run's CA as `caBundle`; nothing else of the configuration changes. The JobSet CRD's
+conversion webhook (config/components/crd/patches) is not installed: JobSet serves one version.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+
+from .. import paths, versions
+from ..errors import UsageError
+from . import build
+from . import releases as R
+
+TRAINING_OPERATOR_NAMESPACE = "kubeflow"      # training-operator v1.9.4 pkg/cert/cert.go defaultOperatorNamespace
+TRAINING_OPERATOR_SECRET = "training-operator-webhook-cert"   # cmd/training-operator.v1/main.go default
+
+
+def _yaml_docs(text: str) -> list[dict]:
+    import yaml
+    return [d for d in yaml.safe_load_all(text) if isinstance(d, dict)]
+
+
+def kustomize(folder) -> list[dict]:
+    proc = subprocess.run([paths.tool("kubectl"), "kustomize", str(folder)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise UsageError(f"kubectl kustomize {folder}: {proc.stderr.strip()[-300:]}")
+    return _yaml_docs(proc.stdout)
+
+
+def files(folder, pattern: str = "*.yaml") -> list[dict]:
+    from pathlib import Path
+    out = []
+    for p in sorted(Path(folder).glob(pattern)):
+        if p.name == "kustomization.yaml":
+            continue
+        out.extend(_yaml_docs(p.read_text()))
+    return out
+
+
+def crds(trainer: R.Component, jobset: R.Component, to: R.Component) -> list[dict]:
+    t = build.module_dir(trainer.module, trainer.version)
+    j = build.module_dir(jobset.module, jobset.version)
+    o = build.module_dir(to.module, to.version)
+    k = build.module_dir(R.KUEUE_MODULE, versions.KUEUE)
+    out = (files(t / "manifests/base/crds") + files(j / "config/components/crd/bases") + files(o / "manifests/base/crds")
+           + files(k / "config/components/crd/bases"))
+    return [d for d in out if d.get("kind") == "CustomResourceDefinition"]
+
+
+def webhooks(trainer: R.Component, jobset: R.Component, to: R.Component) -> list[tuple[str, dict]]:
+    """(manager name, configuration) of every webhook configuration the three installs create."""
+    t = build.module_dir(trainer.module, trainer.version)
+    j = build.module_dir(jobset.module, jobset.version)
+    o = build.module_dir(to.module, to.version)
+    out = []
+    for name, folder in (("trainer", t / "manifests/base/webhook"), ("jobset", j / "config/components/webhook"),
+                         ("training-operator", o / "manifests/base/webhook")):
+        for d in kustomize(folder):
+            if d.get("kind") in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration"):
+                out.append((name, d))
+    return out
+
+
+def _namespace(name: str) -> dict:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+
+
+def apply(cluster, docs: list[dict], what: str) -> None:
+    body = json.dumps({"apiVersion": "v1", "kind": "List", "items": docs})
+    cluster.kubectl("apply", "--server-side", "--force-conflicts", "--field-manager=kdt-live-install", "-f", "-",
+                    input=body)
+    cluster.say(f"installed {what}")
+
+
+def apply_base(cluster, trainer, jobset, to) -> None:
+    import base64
+    docs = [_namespace(TRAINING_OPERATOR_NAMESPACE), _namespace("kubeflow-system"), _namespace("jobset-system")]
+    crt, key = cluster.pki.pair("webhook")
+    enc = lambda p: base64.b64encode(p.read_bytes()).decode()   # noqa: E731
+    # The Training Operator's cert rotator keeps a Secret whose CA and certificate are valid for its
+    # Service name (open-policy-agent/cert-controller rotator.go refreshCertIfNeeded): ours, also valid on 127.0.0.1.
+    docs.append({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+                 "metadata": {"name": TRAINING_OPERATOR_SECRET, "namespace": TRAINING_OPERATOR_NAMESPACE},
+                 "data": {"ca.crt": enc(cluster.pki.ca), "ca.key": enc(cluster.pki.ca_key),
+                          "tls.crt": enc(crt), "tls.key": enc(key)}})
+    apply(cluster, docs, "namespaces and the Training Operator's webhook certificate")
+    crd_docs = crds(trainer, jobset, to)
+    apply(cluster, crd_docs, f"{len(crd_docs)} CRDs (Trainer {trainer.version}, JobSet {jobset.version}, "
+                             f"Training Operator {to.version}, Kueue {versions.KUEUE})")
+    cluster.kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd", "--all")
+
+
+def apply_webhooks(cluster, trainer, jobset, to) -> None:
+    from .cluster import ca_bundle
+    bundle = ca_bundle(cluster)
+    docs = []
+    for manager, d in webhooks(trainer, jobset, to):
+        port = cluster.ports[f"webhook-{manager}"]
+        for w in d.get("webhooks") or []:
+            svc = (w.get("clientConfig") or {}).get("service") or {}
+            w["clientConfig"] = {"url": f"https://127.0.0.1:{port}{svc.get('path', '/')}", "caBundle": bundle}
+        docs.append(d)
+    apply(cluster, docs, f"{len(docs)} webhook configurations")
+
+
+def wait_webhooks(cluster, timeout: float = 60) -> None:
+    """Until a dry-run create that every manager's webhook sees is answered by the webhooks (not refused
+    because a webhook server cannot be reached yet)."""
+    probe = {"apiVersion": "v1", "kind": "List", "items": [
+        {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": "kdt-probe", "namespace": "default"},
+         "spec": {"replicatedJobs": []}},
+        {"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "metadata": {"name": "kdt-probe", "namespace": "default"},
+         "spec": {"pytorchReplicaSpecs": {}}},
+        {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "metadata": {"name": "kdt-probe", "namespace": "default"},
+         "spec": {"runtimeRef": {"name": "kdt-probe"}}},
+    ]}
+    end = time.monotonic() + timeout
+    last = ""
+    while time.monotonic() < end:
+        cluster.check()
+        proc = cluster.kubectl("create", "--dry-run=server", "-f", "-", input=json.dumps(probe), check=False)
+        last = proc.stderr
+        if "failed calling webhook" not in last and "connection refused" not in last:
+            return
+        time.sleep(0.3)
+    raise UsageError(f"live control plane: the operators' webhooks did not answer in {timeout:.0f} s: {last.strip()[-300:]}")
+
+
+def manager_config(name: str, comp: R.Component, port: int, certs) -> str:
+    if name == "trainer":
+        # Trainer pkg/apis/config/v1alpha1 Configuration; certManagement off: the certificates are ours
+        return "\n".join([
+            "apiVersion: config.trainer.kubeflow.org/v1alpha1", "kind: Configuration",
+            "health: {healthProbeBindAddress: \"0\"}", "metrics: {bindAddress: \"0\"}",
+            f"webhook: {{port: {port}, host: 127.0.0.1}}", "leaderElection: {leaderElect: false}",
+            "certManagement: {enable: false}", ""])
+    # JobSet api/config/v1alpha1 Configuration
+    return "\n".join([
+        "apiVersion: config.jobset.x-k8s.io/v1alpha1", "kind: Configuration",
+        "health: {healthProbeBindAddress: \"0\"}", "metrics: {bindAddress: \"0\"}",
+        f"webhook: {{port: {port}, host: 127.0.0.1, certDir: \"{certs}\"}}", "leaderElection: {leaderElect: false}",
+        "internalCertManagement: {enable: false}", ""])
+
+
+def training_operator_args(cluster, cluster_file) -> list[str]:
+    """The repository's cluster file (.kdt-cluster.yaml) says how the cluster runs the Training Operator:
+    its init container template, image, tries and gang scheduler, as the merge preview reads them."""
+    args = []
+    tmpl = cluster_file.pytorch_init if cluster_file is not None else None
+    if tmpl is not None:
+        if tmpl.text is not None:
+            f = cluster.folder / "pytorch-init-template.yaml"
+            f.write_text(tmpl.text)
+            args.append(f"--pytorch-init-container-template-file={f}")
+        args += [f"--pytorch-init-container-image={tmpl.image}", f"--pytorch-init-container-max-tries={tmpl.max_tries}"]
+    if cluster_file is not None and cluster_file.gang_scheduler:
+        args.append(f"--gang-scheduler-name={cluster_file.gang_scheduler}")
+    return args

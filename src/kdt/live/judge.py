@@ -1,0 +1,380 @@
+"""The judge: a target's documents held against the real API server and the real operators.
+
+For one target at one Trainer release, on a running control plane (kdt.live.cluster):
+1. **Admission**: every document is applied server-side with `--dry-run=server`, one at a time, so the API
+   server's schema and CEL validation and every operator webhook answer for it; the answer (accepted, or
+   refused and the server's message) is set beside kdt's own error verdict for that document (validate's
+   errors and the lint rules that model an admission refusal).
+2. **Creation**: the accepted documents are applied for real (namespaced ones into a namespace of the run),
+   and the controllers create what they create: the Training Operator's pods and Services, Trainer's
+   JobSet (and its runtime snapshot ConfigMap from 2.3), JobSet's Jobs and Service, the Job controller's
+   pods.
+3. **Comparison**: each object of the merge preview (`kdt merge-preview` with no elision) is matched with the
+   live object (by kind and name; a Job's pod by its Job and completion index) and both are put through the
+   API server's defaulting the same way (a server dry-run create of the preview's object), so what the
+   API server adds to every object (defaults, the service account token volume, ...) is the same on both
+   sides; then compared field by field after normalising only what a cluster assigns (uid,
+   resourceVersion, timestamps, owner uids, generated names and suffixes, status). A difference is
+   explained when a row of `EXPLAINED` names it (with its cause), else unexplained.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import re
+import time
+from dataclasses import dataclass, field
+
+from ..documents import Document
+from ..errors import UsageError
+
+# Kinds applied first (cluster-wide, then what jobs refer to), jobs last.
+_ORDER = {"Namespace": 0, "CustomResourceDefinition": 0, "PriorityClass": 1, "ClusterTrainingRuntime": 2,
+          "TrainingRuntime": 2, "ConfigMap": 1, "Secret": 1, "PersistentVolumeClaim": 1, "ServiceAccount": 1,
+          "Role": 1, "RoleBinding": 1, "ClusterRole": 1, "ClusterRoleBinding": 1, "Service": 2}
+_JOB_KINDS = {"PyTorchJob", "TrainJob", "JobSet", "Job", "StatefulSet", "Deployment", "TFJob", "MPIJob"}
+
+#: differences with a known cause: (kind or "*", JSON path regex, cause). Each row says why the preview
+#: and the cluster may differ there and still both be right.
+EXPLAINED: list[tuple[str, str, str]] = [
+    ("Pod", r"^metadata\.labels\.controller-revision-hash$",
+     "the StatefulSet's current ControllerRevision (<set>-<hash of its template>, kubernetes "
+     "pkg/controller/statefulset/stateful_set_utils.go setPodRevision): a name the cluster assigns"),
+]
+
+# what a cluster assigns: never compared
+_ASSIGNED_META = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields", "selfLink",
+                  "deletionTimestamp", "deletionGracePeriodSeconds")
+_UID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+_GENERATED = re.compile(r"^(kube-api-access)-[a-z0-9]{5}$")
+
+
+@dataclass
+class Admission:
+    doc: Document
+    refused: str | None            # the API server's message, None when accepted
+    ours: list                     # kdt's error findings on the document
+    skipped: str | None = None     # not judged (a kind this control plane does not serve), and why
+
+    @property
+    def agree(self) -> bool:
+        return self.skipped is not None or (self.refused is None) == (not self.ours)
+
+
+@dataclass
+class Difference:
+    kind: str
+    name: str
+    path: str
+    preview: object
+    live: object
+    cause: str | None = None       # None: unexplained
+
+
+@dataclass
+class Result:
+    target: str
+    release: str
+    admissions: list[Admission] = field(default_factory=list)
+    objects: int = 0               # objects matched
+    fields: int = 0                # leaf fields compared
+    differences: list[Difference] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)      # preview objects the cluster did not create
+    extra: list[str] = field(default_factory=list)        # live objects the preview does not show
+    seconds: float = 0.0
+
+    @property
+    def unexplained(self) -> list[Difference]:
+        return [d for d in self.differences if d.cause is None]
+
+    @property
+    def agreeing(self) -> int:
+        return self.fields - len(self.differences)
+
+
+# -- normalising ----------------------------------------------------------------------------------------
+def _strip(obj: dict, uids: dict) -> dict:
+    obj = copy.deepcopy(obj)
+    obj.pop("status", None)
+    meta = obj.setdefault("metadata", {})
+    for k in _ASSIGNED_META:
+        meta.pop(k, None)
+    ann = meta.get("annotations") or {}
+    ann.pop("kubectl.kubernetes.io/last-applied-configuration", None)
+    if not ann:
+        meta.pop("annotations", None)
+    for ref in meta.get("ownerReferences") or []:
+        ref.pop("uid", None)
+    return _replace_generated(obj, uids)
+
+
+def _replace_generated(value, uids: dict):
+    if isinstance(value, dict):
+        return {k: _replace_generated(v, uids) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replace_generated(v, uids) for v in value]
+    if isinstance(value, str):
+        if _UID.match(value):
+            return uids.get(value, "<uid>")
+        m = _GENERATED.match(value)
+        if m:
+            return f"{m.group(1)}-<suffix>"
+    return value
+
+
+def _leaves(a, b, path: str, out: list, counter: list) -> None:
+    """Every leaf path where `a` (preview) and `b` (live) differ; counter[0] counts leaves compared."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b)):
+            _leaves(a.get(k, _MISSING), b.get(k, _MISSING), f"{path}.{k}" if path else k, out, counter)
+        return
+    if isinstance(a, list) and isinstance(b, list):
+        names_a = [x.get("name") for x in a if isinstance(x, dict)]
+        names_b = [x.get("name") for x in b if isinstance(x, dict)]
+        if names_a and len(names_a) == len(a) and None not in names_a and len(set(names_a)) == len(names_a) \
+                and sorted(names_a) == sorted(names_b) and names_a != names_b:
+            counter[0] += 1
+            out.append((f"{path}[order]", names_a, names_b))
+            by_b = {x["name"]: x for x in b}
+            for x in a:
+                _leaves(x, by_b[x["name"]], f"{path}[name={x['name']}]", out, counter)
+            return
+        for i in range(max(len(a), len(b))):
+            _leaves(a[i] if i < len(a) else _MISSING, b[i] if i < len(b) else _MISSING, f"{path}[{i}]", out, counter)
+        return
+    counter[0] += 1
+    if a != b:
+        out.append((path, None if a is _MISSING else a, None if b is _MISSING else b))
+
+
+class _Missing:
+    def __repr__(self):
+        return "<absent>"
+
+
+_MISSING = _Missing()
+
+
+def explain(kind: str, path: str) -> str | None:
+    for k, rx, cause in EXPLAINED:
+        if k in ("*", kind) and re.search(rx, path):
+            return cause
+    return None
+
+
+# -- the run --------------------------------------------------------------------------------------------
+def _key(obj: dict) -> tuple:
+    meta = obj.get("metadata") or {}
+    return obj.get("kind"), meta.get("namespace") or "", meta.get("name") or meta.get("generateName") or ""
+
+
+def _pod_key(pod: dict) -> tuple | None:
+    """A Job's pod: (namespace, Job name, completion index); the preview names it by generateName
+    `<job>-<index>-` (kdt.expand.jobset), the Job controller `<job>-<index>-<random>`."""
+    meta = pod.get("metadata") or {}
+    owner = next((r.get("name") for r in meta.get("ownerReferences") or [] if r.get("kind") == "Job"), None)
+    ann = meta.get("annotations") or {}
+    index = ann.get("batch.kubernetes.io/job-completion-index")
+    if owner is None or index is None:
+        gen = meta.get("generateName") or ""
+        m = re.match(r"^(.*)-(\d+)-$", gen)
+        if not m:
+            return None
+        owner, index = m.group(1), m.group(2)
+    return meta.get("namespace") or "", owner, str(index)
+
+
+def _namespaced(doc: dict) -> bool:
+    return doc.get("kind") not in {"Namespace", "CustomResourceDefinition", "PriorityClass", "ClusterTrainingRuntime",
+                                   "ClusterRole", "ClusterRoleBinding", "ClusterQueue", "ResourceFlavor",
+                                   "Topology", "StorageClass", "PersistentVolume", "Queue",
+                                   "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
+                                   "WorkloadPriorityClass", "Cohort"}
+
+
+def _server_message(stderr: str) -> str:
+    text = stderr.strip().splitlines()
+    return " ".join(ln.strip() for ln in text)[-600:] if text else "refused"
+
+
+def judge(cluster, target: str, docs: list[Document], release: str, ours: dict | None = None,
+          namespace: str = "kdt-judge", options: dict | None = None, wait_s: float = 30.0) -> Result:
+    """`ours`: {id(document): [error findings]} from validate and lint (kdt.live.verdicts)."""
+    from ..expand.model import Limit
+    from ..merge_preview import expand_documents
+    t0 = time.monotonic()
+    res = Result(target, release)
+    cluster.kubectl("create", "namespace", namespace, check=False)
+    placed: list[Document] = []
+    for d in docs:
+        if not isinstance(d.data, dict) or not d.data.get("kind"):
+            continue
+        data = copy.deepcopy(d.data)
+        if _namespaced(data):
+            data.setdefault("metadata", {})["namespace"] = (data.get("metadata") or {}).get("namespace") or namespace
+        placed.append(dataclasses.replace(d, data=data))
+    for ns in sorted({(p.data.get("metadata") or {}).get("namespace") for p in placed} - {None, namespace}):
+        cluster.kubectl("create", "namespace", ns, check=False)
+    placed.sort(key=lambda p: _ORDER.get(p.data.get("kind"), 3 if p.data.get("kind") not in _JOB_KINDS else 4))
+    accepted = []
+    for p in placed:
+        proc = cluster.kubectl("apply", "--server-side", "--dry-run=server", "--field-manager=kdt-judge", "-f", "-",
+                               input=json.dumps(p.data), check=False)
+        msg = None if proc.returncode == 0 else _server_message(proc.stderr)
+        skipped = None
+        if msg and ("no matches for kind" in msg or "resource mapping not found" in msg):
+            skipped, msg = f"{p.data.get('apiVersion')} {p.data.get('kind')} is not served by this control plane", None
+        res.admissions.append(Admission(p, msg, (ours or {}).get(_doc_id(p), []), skipped))
+        if msg is None and skipped is None:
+            accepted.append(p)
+    for p in accepted:
+        cluster.kubectl("apply", "--server-side", "--field-manager=kdt-judge", "-f", "-", input=json.dumps(p.data))
+    opts = {**(options or {}), "limit": Limit(None)}
+    expansion = expand_documents(accepted, trainer_version=release, options=opts)
+    objects, _findings = expansion
+    _compare(cluster, res, [e.obj for e in objects], wait_s)
+    res.seconds = time.monotonic() - t0
+    return res
+
+
+def _doc_id(d: Document) -> tuple:
+    return (d.target, d.index, d.prefix)
+
+
+def _live_objects(cluster, kinds: set[str], namespaces: set[str]) -> list[dict]:
+    out = []
+    resources = {"Pod": "pods", "Service": "services", "Job": "jobs.batch", "JobSet": "jobsets.jobset.x-k8s.io",
+                 "ConfigMap": "configmaps", "PodGroup": "podgroups"}
+    for kind in sorted(kinds):
+        res = resources.get(kind)
+        if res is None:
+            continue
+        for ns in sorted(namespaces):
+            proc = cluster.kubectl("get", res, "-n", ns, "-o", "json", check=False)
+            if proc.returncode == 0:
+                out.extend(json.loads(proc.stdout).get("items") or [])
+    return out
+
+
+def _defaulted(cluster, obj: dict, name: str) -> dict:
+    """The preview's object as the API server stores it: a dry-run create under a name of its own (the live
+    one exists), then given back the live name."""
+    o = copy.deepcopy(obj)
+    meta = o.setdefault("metadata", {})
+    meta.pop("generateName", None)
+    meta["name"] = name + "-kdtjudge"
+    meta.pop("ownerReferences", None)
+    proc = cluster.kubectl("create", "--dry-run=server", "-o", "json", "-f", "-", input=json.dumps(o), check=False)
+    if proc.returncode != 0:
+        raise UsageError(f"the API server refuses the preview's {obj.get('kind')} {name}: {_server_message(proc.stderr)}")
+    out = json.loads(proc.stdout)
+    out["metadata"]["name"] = name
+    return out
+
+
+def _compare(cluster, res: Result, preview: list[dict], wait_s: float) -> None:
+    kinds = {o.get("kind") for o in preview}
+    namespaces = {(o.get("metadata") or {}).get("namespace") or "default" for o in preview}
+    want = len(preview)
+    end = time.monotonic() + wait_s
+    live: list[dict] = []
+    while True:
+        live = _live_objects(cluster, kinds, namespaces)
+        matched = _match(preview, live)
+        if sum(1 for _, l in matched if l is not None) >= want or time.monotonic() > end:
+            break
+        cluster.check()
+        time.sleep(0.5)
+    uids = {}
+    for l in live:
+        u = (l.get("metadata") or {}).get("uid")
+        if u:
+            uids[u] = f"<uid of {l.get('kind')} {l['metadata'].get('name')}>"
+    matched_live = set()
+    for p, l in matched:
+        label = f"{p.get('kind')} {_key(p)[2]}"
+        if l is None:
+            res.missing.append(label)
+            continue
+        matched_live.add(id(l))
+        name = l["metadata"]["name"]
+        pd = _strip(_defaulted(cluster, p, name), uids)
+        ld = _strip(l, uids)
+        # what the owner gives its children: the owner references' uids are normalised; the rest compared
+        if p.get("kind") == "Pod" or (p.get("metadata") or {}).get("ownerReferences") is None:
+            pd["metadata"].pop("ownerReferences", None)
+            ld["metadata"].pop("ownerReferences", None)
+        out, counter = [], [0]
+        _leaves(pd, ld, "", out, counter)
+        res.objects += 1
+        res.fields += counter[0]
+        for path, a, b in out:
+            res.differences.append(Difference(p.get("kind"), name, path, a, b, explain(p.get("kind"), path)))
+    for l in live:
+        if id(l) not in matched_live and l.get("kind") in kinds and not _ignored_live(l):
+            res.extra.append(f"{l.get('kind')} {l['metadata'].get('name')}")
+
+
+def _ignored_live(obj: dict) -> bool:
+    # every namespace has these: not created by an operator
+    return obj.get("kind") == "ConfigMap" and obj["metadata"].get("name") == "kube-root-ca.crt"
+
+
+def _match(preview: list[dict], live: list[dict]) -> list[tuple[dict, dict | None]]:
+    by_key = {}
+    pods = {}
+    for l in live:
+        if l.get("kind") == "Pod":
+            k = _pod_key(l)
+            if k is not None:
+                pods.setdefault(k, l)
+        by_key[_key(l)] = l
+    out = []
+    for p in preview:
+        meta = p.get("metadata") or {}
+        ns = meta.get("namespace") or "default"
+        if p.get("kind") == "Pod" and not meta.get("name"):
+            k = _pod_key({**p, "metadata": {**meta, "namespace": ns}})
+            out.append((p, pods.get(k) if k else None))
+        else:
+            out.append((p, by_key.get((p.get("kind"), ns, meta.get("name")))))
+    return out
+
+
+def cleanup(cluster, namespace: str, docs: list[Document]) -> None:
+    """Remove what a target created (its namespace cascades; cluster-wide objects one by one)."""
+    for d in docs:
+        if isinstance(d.data, dict) and not _namespaced(d.data) and d.data.get("kind") not in ("Namespace", "CustomResourceDefinition"):
+            cluster.kubectl("delete", "--ignore-not-found", "--wait=false", "-f", "-", input=json.dumps(d.data), check=False)
+    cluster.kubectl("delete", "namespace", namespace, "--ignore-not-found", "--wait=false", check=False)
+
+
+def run_targets(results, stream=None, trainer_releases: tuple[str, ...] | None = None, wait_s: float = 30.0):
+    """Judge every rendered target (kdt.render results) at the Trainer release it is checked for, one
+    control plane per release, targets one after another; yields (render result, Result)."""
+    import sys
+    from .. import cluster as cluster_file
+    from .. import trainer_release
+    from . import releases as R
+    from .cluster import Cluster
+    from .verdicts import ours
+    stream = stream or sys.stderr
+    cfile = cluster_file.load()
+    groups: dict[str, list] = {}
+    for r in results:
+        if not r.ok:
+            continue
+        rel = trainer_release.decide(r.target, r.documents).release
+        if trainer_releases and rel not in trainer_releases:
+            continue
+        groups.setdefault(rel, []).append(r)
+    for rel, rs in sorted(groups.items()):
+        with Cluster.start(R.ReleaseSet(trainer=rel), stream=stream, cluster_file=cfile) as c:
+            for n, r in enumerate(rs):
+                ns = f"kdt-judge-{n}"
+                verdicts = ours(r.documents, rel, R.ReleaseSet(trainer=rel).training_operator, cfile)
+                res = judge(c, r.target.name, r.documents, rel, verdicts, namespace=ns, options=cfile.options,
+                            wait_s=wait_s)
+                cleanup(c, ns, r.documents)
+                yield r, res

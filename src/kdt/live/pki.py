@@ -1,0 +1,94 @@
+"""The certificates a local control plane needs, made with the `openssl` command for one run.
+
+One CA signs: the API server's serving certificate (127.0.0.1 and the in-cluster names of the
+`kubernetes` Service), the client certificate the tools and controllers use (group system:masters, as
+envtest's admin user: sigs.k8s.io/controller-runtime pkg/internal/testing/controlplane/auth.go), and the
+serving certificate of every operator's webhook server on loopback. The Training Operator v1.9.4 manages
+its webhook certificate itself (pkg/cert/cert.go: open-policy-agent/cert-controller's rotator) and keeps a
+Secret that already holds a CA and a certificate valid for `<service>.<namespace>.svc`; the webhook
+certificate therefore names those services too, so the rotator keeps it instead of minting one the API
+server (which calls the webhook at 127.0.0.1) would not trust.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import UsageError
+
+#: names the operators' webhook Services have in their upstream manifests (the rotator checks them)
+WEBHOOK_SERVICE_NAMES = (
+    "training-operator.kubeflow.svc",                          # training-operator v1.9.4 cmd/training-operator.v1/main.go
+    "kubeflow-trainer-controller-manager.kubeflow-system.svc",  # trainer manifests/base/manager/manager.yaml
+    "jobset-webhook-service.jobset-system.svc",                 # jobset config/components/webhook/service.yaml
+)
+
+
+@dataclass(frozen=True)
+class Pki:
+    folder: Path
+
+    @property
+    def ca(self) -> Path:
+        return self.folder / "ca.crt"
+
+    @property
+    def ca_key(self) -> Path:
+        return self.folder / "ca.key"
+
+    def pair(self, name: str) -> tuple[Path, Path]:
+        return self.folder / f"{name}.crt", self.folder / f"{name}.key"
+
+    @property
+    def sa_key(self) -> Path:
+        return self.folder / "sa.key"
+
+    @property
+    def sa_pub(self) -> Path:
+        return self.folder / "sa.pub"
+
+
+def _openssl() -> str:
+    exe = shutil.which("openssl")
+    if exe is None:
+        raise UsageError("the live control plane needs the openssl command to make its certificates; none is on PATH")
+    return exe
+
+
+def _run(args: list[str], cwd: Path) -> None:
+    proc = subprocess.run([_openssl(), *args], cwd=cwd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise UsageError(f"openssl {args[0]} failed: {proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else proc.returncode}")
+
+
+def _sign(folder: Path, name: str, subject: str, sans: list[str], usage: str) -> None:
+    ext = folder / f"{name}.ext"
+    ext.write_text("basicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\n"
+                   f"extendedKeyUsage={usage}\n" + (f"subjectAltName={','.join(sans)}\n" if sans else ""))
+    _run(["req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out", f"{name}.csr",
+          "-subj", subject], folder)
+    _run(["x509", "-req", "-in", f"{name}.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+          "-days", "3650", "-sha256", "-extfile", ext.name, "-out", f"{name}.crt"], folder)
+    (folder / f"{name}.csr").unlink()
+    ext.unlink()
+
+
+def make(folder: Path) -> Pki:
+    """A new CA and every certificate and key of one run, in `folder` (created, mode 0700)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    os.chmod(folder, 0o700)
+    _run(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "3650",
+          "-sha256", "-subj", "/CN=kdt-live-ca", "-addext", "basicConstraints=critical,CA:TRUE",
+          "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature,keyEncipherment"], folder)
+    _sign(folder, "apiserver", "/CN=kube-apiserver",
+          ["IP:127.0.0.1", "DNS:localhost", "DNS:kubernetes", "DNS:kubernetes.default",
+           "DNS:kubernetes.default.svc", "DNS:kubernetes.default.svc.cluster.local"], "serverAuth")
+    _sign(folder, "admin", "/O=system:masters/CN=kdt-admin", [], "clientAuth")
+    _sign(folder, "webhook", "/CN=kdt-webhooks",
+          ["IP:127.0.0.1", "DNS:localhost", *(f"DNS:{n}" for n in WEBHOOK_SERVICE_NAMES)], "serverAuth")
+    _run(["genrsa", "-out", "sa.key", "2048"], folder)
+    _run(["rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub"], folder)
+    return Pki(folder)

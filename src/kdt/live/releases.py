@@ -1,0 +1,89 @@
+"""What the live control plane runs, per release set: one fact, one place.
+
+The control plane (kube-apiserver, kube-controller-manager, kube-scheduler, etcd) is pinned by the Go
+module `go/controlplane` beside this file: `k8s.io/kubernetes` with its staging modules replaced by the
+matching `v0.x` releases, etcd's server as Kubernetes requires it. Its versions are read from that go.mod,
+never restated. Each operator manager is built from its own release's module, with that release's own
+go.mod (`go install PKG@VERSION`; none of them has a `replace`, and the Go checksum database vouches for the
+sources), so the binary is what upstream's release builds, not a re-resolution of its dependencies. The
+JobSet each Trainer release runs is the one it ships (`kdt.versions.JOBSET`).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import versions
+from ..errors import UsageError
+
+GO_DIR = Path(__file__).resolve().parent / "go"
+CONTROL_PLANE_MODULE = GO_DIR / "controlplane"
+
+
+@dataclass(frozen=True)
+class Component:
+    """One binary: a name, the Go package of its main, the module version (None: the project's module)."""
+    name: str
+    package: str
+    version: str | None = None
+    module: str | None = None      # the Go module the package belongs to (for `go mod download`)
+
+
+def _required(module: str) -> str:
+    text = (CONTROL_PLANE_MODULE / "go.mod").read_text()
+    m = re.search(rf"^\s*(?:require\s+)?{re.escape(module)}\s+(v\S+)", text, re.M)
+    if not m:
+        raise RuntimeError(f"{CONTROL_PLANE_MODULE / 'go.mod'} does not require {module}")
+    return m.group(1)
+
+
+KUBERNETES = _required("k8s.io/kubernetes")
+ETCD = _required("go.etcd.io/etcd/server/v3")
+
+CONTROL_PLANE = (
+    Component("etcd", "go.etcd.io/etcd/server/v3"),
+    Component("kube-apiserver", "k8s.io/kubernetes/cmd/kube-apiserver"),
+    Component("kube-controller-manager", "k8s.io/kubernetes/cmd/kube-controller-manager"),
+    Component("kube-scheduler", "k8s.io/kubernetes/cmd/kube-scheduler"),
+)
+
+TRAINER_MODULE = "github.com/kubeflow/trainer/v2"
+JOBSET_MODULE = "sigs.k8s.io/jobset"
+TRAINING_OPERATOR_MODULE = "github.com/kubeflow/training-operator"
+KUEUE_MODULE = "sigs.k8s.io/kueue"
+
+
+def trainer(release: str) -> tuple[Component, Component]:
+    """The Trainer manager of `release` ("2.1", "2.3") and the JobSet manager that release ships."""
+    if release not in versions.TRAINER:
+        raise UsageError(f"no Trainer release {release!r}: the live control plane knows {', '.join(versions.TRAINER)}")
+    if release not in versions.JOBSET:
+        raise UsageError(f"Trainer {release}: the JobSet it ships is not in kdt.versions.JOBSET")
+    return (Component("trainer", f"{TRAINER_MODULE}/cmd/trainer-controller-manager", "v" + versions.TRAINER[release],
+                      TRAINER_MODULE),
+            Component("jobset", JOBSET_MODULE, versions.JOBSET[release], JOBSET_MODULE))
+
+
+def training_operator(release: str = versions.TRAINING_OPERATOR_DEFAULT) -> Component:
+    tag = versions.TRAINING_OPERATOR_RELEASES.get(release)
+    if tag is None:
+        raise UsageError(f"no Training Operator release {release!r}: the live control plane knows "
+                         f"{', '.join(versions.TRAINING_OPERATOR_RELEASES)}")
+    return Component("training-operator", f"{TRAINING_OPERATOR_MODULE}/cmd/training-operator.v1", tag,
+                     TRAINING_OPERATOR_MODULE)
+
+
+@dataclass(frozen=True)
+class ReleaseSet:
+    """What one `kdt cluster up` starts: the control plane and the managers of one Trainer release
+    (with its JobSet) and one Training Operator release."""
+    trainer: str = versions.TRAINER_DEFAULT
+    training_operator: str = versions.TRAINING_OPERATOR_DEFAULT
+
+    @property
+    def name(self) -> str:
+        return f"trainer-{self.trainer}+training-operator-{self.training_operator}"
+
+    def operators(self) -> tuple[Component, ...]:
+        return (*trainer(self.trainer), training_operator(self.training_operator))

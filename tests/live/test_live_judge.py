@@ -1,0 +1,247 @@
+"""The judge on a real control plane (kdt.live): each class of difference the references found has a live
+case here, and the API server's and the operators' answers are set beside kdt's.
+
+Fixtures are written here. The control plane is the session's (tests/live/conftest.py: Kubernetes
+v1.36.3, Trainer 2.3.0 with JobSet v0.12.0, the Training Operator v1.9.4, Kueue's CRDs).
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from kdt.documents import load_stream
+from kdt.live.judge import cleanup, judge
+from kdt.validate import validate_documents
+
+KDT = [sys.executable, "-m", "kdt"]
+
+RUNTIME = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: ClusterTrainingRuntime
+metadata:
+  name: kdt-live-torch
+  labels: {trainer.kubeflow.org/framework: torch}
+spec:
+  mlPolicy:
+    numNodes: 2
+    torch: {numProcPerNode: 1}
+  template:
+    spec:
+      replicatedJobs:
+        - name: node
+          template:
+            metadata:
+              labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}
+            spec:
+              template:
+                spec:
+                  containers:
+                    - name: node
+                      image: ghcr.io/example/trainer:1
+                      command: [torchrun, train.py]
+                      env:
+                        - {name: A, value: from-runtime}
+                        - {name: B, value: $(A)-b}
+"""
+
+TRAINJOB = """\
+apiVersion: trainer.kubeflow.org/v1alpha1
+kind: TrainJob
+metadata:
+  name: kdt-live-job
+spec:
+  runtimeRef: {name: kdt-live-torch}
+  trainer:
+    numNodes: 2
+    env:
+      - {name: C, value: from-trainjob}
+      - {name: A, value: overridden}
+"""
+
+
+def _docs(text: str, name: str = "live-fixture.yaml"):
+    docs, findings = load_stream(text, name)
+    assert not findings, findings
+    return docs
+
+
+def _apply_dry(live, text: str) -> subprocess.CompletedProcess:
+    return live.kubectl("apply", "--server-side", "--dry-run=server", "--field-manager=kdt-test", "-f", "-",
+                        input=text, check=False)
+
+
+def _errors(text: str, name: str = "live-fixture.yaml"):
+    return [f for f in validate_documents(_docs(text, name)) if f.level == "error"]
+
+
+def test_trainjob_the_controller_creates_is_the_preview(live):
+    """Trainer 2.3 on a TrainJob: the JobSet (suspend copied from the TrainJob's defaulted suspend, env in the
+    order the merge gives), its Jobs and pods, the runtime snapshot ConfigMap: field by field."""
+    c = live("2.3")
+    docs = _docs(RUNTIME + "---\n" + TRAINJOB)
+    res = judge(c, "live-trainjob", docs, "2.3", namespace="kdt-live-tj")
+    try:
+        jobset = c.get_json("jobset", "kdt-live-job", "-n", "kdt-live-tj")
+        assert jobset["spec"].get("suspend") is False          # the live fact the preview must show
+        c.get_json("configmap", "kdt-live-job-runtime-snapshot", "-n", "kdt-live-tj")   # Trainer 2.3 creates it
+        assert all(a.refused is None for a in res.admissions), [a.refused for a in res.admissions]
+        assert res.objects >= 5 and not res.missing and not res.extra, (res.missing, res.extra)
+        assert not res.unexplained, "\n".join(f"{d.kind} {d.name} {d.path}: preview {d.preview!r} live {d.live!r}"
+                                              for d in res.unexplained)
+    finally:
+        cleanup(c, "kdt-live-tj", docs)
+
+
+def test_pytorchjob_the_training_operator_creates_is_the_preview(live):
+    c = live("2.3")
+    text = """\
+apiVersion: kubeflow.org/v1
+kind: PyTorchJob
+metadata: {name: kdt-live-ptj}
+spec:
+  pytorchReplicaSpecs:
+    Master:
+      replicas: 1
+      template:
+        spec:
+          containers: [{name: pytorch, image: ghcr.io/example/trainer:1, command: [python, train.py]}]
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers: [{name: pytorch, image: ghcr.io/example/trainer:1, command: [python, train.py]}]
+"""
+    docs = _docs(text)
+    res = judge(c, "live-ptj", docs, "2.3", namespace="kdt-live-ptj")
+    try:
+        assert res.objects >= 5 and not res.missing and not res.extra, (res.missing, res.extra)
+        assert not res.unexplained, "\n".join(f"{d.kind} {d.name} {d.path}: preview {d.preview!r} live {d.live!r}"
+                                              for d in res.unexplained)
+    finally:
+        cleanup(c, "kdt-live-ptj", docs)
+
+
+def test_a_crd_the_api_server_refuses_kdt_refuses(live):
+    """kubectl-validate's testcases/crds: an unknown type (`strign`) is refused by the API server
+    (apiextensions-apiserver validation.go); kdt's validate must refuse it too."""
+    crd = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec: {type: strign}
+"""
+    proc = _apply_dry(live("2.3"), crd)
+    assert proc.returncode != 0 and "strign" in proc.stderr
+    assert _errors(crd), "kdt accepts a CRD the API server refuses"
+
+
+def test_a_map_list_with_duplicate_keys_is_refused_by_both(live):
+    """JobSet's replicatedJobs is `x-kubernetes-list-type: map` keyed by name: two items with one name."""
+    js = """\
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {name: dup, namespace: default}
+spec:
+  replicatedJobs:
+    - name: w
+      template: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}}
+    - name: w
+      template: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}}
+"""
+    proc = _apply_dry(live("2.3"), js)
+    assert proc.returncode != 0 and "Duplicate value" in proc.stderr, proc.stderr
+    assert any("Duplicate" in f.message or "duplicate" in f.message for f in _errors(js)), _errors(js)
+
+
+def test_a_cel_rule_on_a_list_item_is_evaluated_by_both(live):
+    """Kueue v0.19.2's ClusterQueue: a flavor listing a resource not in its group's coveredResources is
+    refused by the CEL rule on the resourceGroups item."""
+    cq = """\
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq-cel}
+spec:
+  resourceGroups:
+    - coveredResources: [cpu]
+      flavors:
+        - name: default
+          resources:
+            - {name: cpu, nominalQuota: 1}
+            - {name: memory, nominalQuota: 1Gi}
+"""
+    proc = _apply_dry(live("2.3"), cq)
+    assert proc.returncode != 0, "the API server accepted it"
+    assert _errors(cq), "kdt accepts a ClusterQueue the CRD's CEL rule refuses: " + proc.stderr[-300:]
+
+
+def test_duplicate_container_ports_warn_on_both(live):
+    pod = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: ports, namespace: default}
+spec:
+  containers:
+    - name: c
+      image: busybox
+      ports:
+        - {containerPort: 8080}
+        - {containerPort: 8080}
+"""
+    proc = _apply_dry(live("2.3"), pod)
+    assert proc.returncode == 0 and "Warning:" in proc.stderr, proc.stderr
+    warnings = [f for f in validate_documents(_docs(pod)) if f.level == "warning"]
+    assert any("8080" in f.message for f in warnings), warnings
+
+
+def test_a_component_that_dies_is_named_and_nothing_is_left(tmp_path):
+    """`kdt cluster up` of a control plane alone; its kube-apiserver killed: the daemon ends naming it,
+    `status` says so, `down` leaves no process behind."""
+    name = f"pytest-death-{os.getpid()}"
+    env = {**os.environ, "KDT_LIVE_OWNER_PID": str(os.getpid())}
+    up = subprocess.run([*KDT, "cluster", "up", "--name", name, "--control-plane-only"], capture_output=True,
+                        text=True, env=env, timeout=600)
+    assert up.returncode == 0, up.stderr[-1500:]
+    from kdt.live import build
+    state = json.loads((build.cache_root() / "clusters" / name / "state.json").read_text())
+    pids = dict(state["components"])
+    try:
+        os.kill(pids["kube-apiserver"], signal.SIGKILL)
+        end = time.monotonic() + 30
+        st = None
+        while time.monotonic() < end:
+            st = subprocess.run([*KDT, "cluster", "status", "--name", name], capture_output=True, text=True,
+                                timeout=60)
+            if "not running" in st.stdout:
+                break
+            time.sleep(0.5)
+        assert st is not None and st.returncode == 1 and "kube-apiserver" in st.stdout, st.stdout
+    finally:
+        subprocess.run([*KDT, "cluster", "down", "--name", name], capture_output=True, timeout=120)
+    time.sleep(0.5)
+    left = []
+    for n, pid in pids.items():
+        try:
+            os.kill(pid, 0)
+            left.append(n)
+        except ProcessLookupError:
+            pass
+    assert not left, f"left running: {left}"
+    assert not (build.cache_root() / "clusters" / name).exists()
