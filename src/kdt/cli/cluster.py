@@ -3,6 +3,7 @@
     kdt cluster up [--trainer 2.3] [--training-operator 1.9] [--name NAME]
     kdt cluster status [--name NAME]
     kdt cluster down [--name NAME]
+    kdt cluster build             every binary of every supported release (make test runs it first)
 
 `up` builds what is missing (Go 1.26+; a cold build takes many minutes, the binaries are kept in the user's
 cache keyed by their versions), then starts etcd, kube-apiserver, kube-controller-manager, kube-scheduler and
@@ -144,9 +145,30 @@ def status(args) -> int:
     return 1 if dead else 0
 
 
+def build_all(args) -> int:
+    """Every binary of every release set (`make test` runs this first; each is built once, then kept)."""
+    from ..live import build, releases as R
+    import time as _t
+    t0 = _t.monotonic()
+    build.control_plane()
+    done = set()
+    for trainer in versions.TRAINER:
+        for to in versions.TRAINING_OPERATOR_RELEASES:
+            if to != versions.TRAINING_OPERATOR_DEFAULT and not args.all_operator_releases:
+                continue
+            for c in R.ReleaseSet(trainer, to).operators():
+                if (c.name, c.version) not in done:
+                    build.operator(c)
+                    done.add((c.name, c.version))
+    print(f"live: every binary is built ({_t.monotonic() - t0:.0f} s); in {build.cache_root() / 'bin'}", file=sys.stderr)
+    return 0
+
+
 def main(argv=None) -> int:
     p = Parser(prog="cluster", description=__doc__)
-    p.add_argument("action", choices=("up", "down", "status"))
+    p.add_argument("action", choices=("up", "down", "status", "build"))
+    p.add_argument("--all-operator-releases", action="store_true",
+                   help="build: also the Training Operator releases other than the default")
     p.add_argument("--name", default="default", help="which control plane (several may run; default: default)")
     p.add_argument("--trainer", default=versions.TRAINER_DEFAULT, choices=list(versions.TRAINER),
                    help=f"the Trainer release (and the JobSet it ships) to run (default {versions.TRAINER_DEFAULT})")
@@ -157,7 +179,7 @@ def main(argv=None) -> int:
                    help="start etcd, kube-apiserver, kube-controller-manager and kube-scheduler only (no operator)")
     p.add_argument("--timeout", type=float, default=300, help="seconds `up` waits for the start, builds excluded")
     args = p.parse_args(argv)
-    return {"up": up, "down": down, "status": status}[args.action](args)
+    return {"up": up, "down": down, "status": status, "build": build_all}[args.action](args)
 
 
 if __name__ == "__main__":

@@ -1,10 +1,10 @@
 """Build the live control plane's binaries into the user's cache, keyed by what they are built from.
 
 `ensure(components)` returns the path of each binary, building what is missing with the `go` command:
-the control plane from the project's module (`go/controlplane`: `go build`), each operator manager from its
-own release (`go install PKG@VERSION`). A binary is kept under
-`<cache>/live/bin/<key>/` where the key names the versions, the Go toolchain and (for the project's module)
-a hash of its go.sum, so a change of any of them builds anew and nothing is ever committed. A cold build
+the control plane from the project's module `go/controlplane`, each operator manager from the project's
+module that pins its release (`go/<name>-<version>`), always `go build -mod=readonly`. A binary is kept under
+`<cache>/live/bin/<key>/` where the key names the versions, the Go toolchain and a hash of the project's
+module that pins it (go.mod and go.sum), so a change of any of them builds anew and nothing is ever committed. A cold build
 prints its progress (packages compiled) every few seconds; a warm one prints nothing.
 
 kube-apiserver and etcd may come from `KUBEBUILDER_ASSETS` instead (a folder holding both, as envtest reads
@@ -169,23 +169,22 @@ def control_plane(stream=sys.stderr) -> dict[str, Path]:
 
 
 def operator(c: R.Component, stream=sys.stderr) -> Path:
-    """One operator manager at its release: path, built with its own go.mod if missing."""
-    folder = bin_dir(f"{c.name}-{c.version}")
+    """One operator manager at its release: path, built from the project's module that pins it
+    (kdt.live.releases.operator_module) if missing."""
+    module = R.operator_module(c)
+    if not (module / "go.mod").is_file():
+        raise UsageError(f"no Go module pins {c.name} {c.version} ({module}); scripts/gen_live_modules.py writes it")
+    h = hashlib.sha256((module / "go.mod").read_bytes() + (module / "go.sum").read_bytes()).hexdigest()[:12]
+    folder = cache_root() / "bin" / f"{c.name}-{c.version}-{h}-{go_version()}"
     exe = folder / c.name
     if exe.is_file():
         return exe
     tmp = folder.with_name(folder.name + f".tmp{os.getpid()}")
     tmp.mkdir(parents=True, exist_ok=True)
-    env = go_env()
-    env["GOBIN"] = str(tmp)
-    env["GOFLAGS"] = ""
-    _go(["install", "-v", "-trimpath", "-ldflags", "-s -w", f"{c.package}@{c.version}"], None,
-        f"{c.name} {c.version}", env, stream)
-    built = [p for p in tmp.iterdir() if p.is_file()]
-    if len(built) != 1:
-        raise UsageError(f"building {c.name} {c.version}: expected one binary, found {len(built)}")
+    _go(["build", "-v", "-trimpath", "-ldflags", "-s -w", "-o", str(tmp / c.name), c.package], module,
+        f"{c.name} {c.version}", go_env(), stream)
     folder.mkdir(parents=True, exist_ok=True)
-    os.replace(built[0], exe)
+    os.replace(tmp / c.name, exe)
     shutil.rmtree(tmp, ignore_errors=True)
     return exe
 

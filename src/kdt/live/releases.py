@@ -3,10 +3,12 @@
 The control plane (kube-apiserver, kube-controller-manager, kube-scheduler, etcd) is pinned by the Go
 module `go/controlplane` beside this file: `k8s.io/kubernetes` with its staging modules replaced by the
 matching `v0.x` releases, etcd's server as Kubernetes requires it. Its versions are read from that go.mod,
-never restated. Each operator manager is built from its own release's module, with that release's own
-go.mod (`go install PKG@VERSION`; none of them has a `replace`, and the Go checksum database vouches for the
-sources), so the binary is what upstream's release builds, not a re-resolution of its dependencies. The
+never restated. The
 JobSet each Trainer release runs is the one it ships (`kdt.versions.JOBSET`).
+
+Each operator manager is pinned by a module of its own, `go/<name>-<version>` (scripts/gen_live_modules.py):
+the release required with everything its own go.mod requires at the same versions, so the build list is
+upstream's; go.sum committed.
 """
 from __future__ import annotations
 
@@ -72,6 +74,25 @@ def training_operator(release: str = versions.TRAINING_OPERATOR_DEFAULT) -> Comp
                          f"{', '.join(versions.TRAINING_OPERATOR_RELEASES)}")
     return Component("training-operator", f"{TRAINING_OPERATOR_MODULE}/cmd/training-operator.v1", tag,
                      TRAINING_OPERATOR_MODULE)
+
+
+def operator_components() -> list[Component]:
+    """Every operator manager of every supported release, once each."""
+    out: list[Component] = []
+    for release in versions.TRAINER:
+        for c in trainer(release):
+            if c not in out:
+                out.append(c)
+    for release in versions.TRAINING_OPERATOR_RELEASES:
+        c = training_operator(release)
+        if c not in out:
+            out.append(c)
+    return out
+
+
+def operator_module(c: Component) -> Path:
+    """The project's Go module that pins `c`'s build (scripts/gen_live_modules.py writes it)."""
+    return GO_DIR / f"{c.name}-{c.version}"
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Write the Go module that pins each operator manager the live control plane builds (src/kdt/live/go/<name>-<version>/).
+
+Each module requires the operator's release and, at the same versions, everything that release's own go.mod
+requires, so Go's minimal version selection gives exactly the build list upstream's release builds with;
+go.sum is filled by Go from the module proxy and checked against the checksum database. The module is
+committed, so every later build reads only pinned, checksummed sources (`go install PKG@VERSION` would too,
+but the proxy refuses some modules' version lists, which it reads for deprecations: sigs.k8s.io/jobset).
+
+    python scripts/gen_live_modules.py            # every operator of kdt.live.releases
+    python scripts/gen_live_modules.py --check    # exit 1 when a module is missing or names other versions
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+from kdt.live import build, releases as R  # noqa: E402
+
+
+def requires(gomod: str) -> tuple[str, list[str]]:
+    go = re.search(r"^go (\S+)", gomod, re.M).group(1)
+    reqs = []
+    for block in re.findall(r"^require \((.*?)^\)", gomod, re.M | re.S):
+        reqs += [ln.split("//")[0].strip() for ln in block.splitlines() if ln.split("//")[0].strip()]
+    reqs += [m.split("//")[0].strip() for m in re.findall(r"^require ([^(].*)$", gomod, re.M)]
+    return go, reqs
+
+
+def generate(c: R.Component, out: Path) -> None:
+    src = build.module_dir(c.module, c.version)
+    go, reqs = requires((src / "go.mod").read_text())
+    lines = [f"// The {c.name} manager at {c.version}: its release's build list (scripts/gen_live_modules.py).",
+             f"module kdt.live/{c.name}-{c.version}", "", f"go {go}", "", "require (",
+             f"\t{c.module} {c.version}", *(f"\t{r}" for r in reqs), ")", ""]
+    with tempfile.TemporaryDirectory() as tmp:
+        t = Path(tmp)
+        (t / "go.mod").write_text("\n".join(lines))
+        env = build.go_env()
+        env["GOFLAGS"] = "-mod=mod"
+        proc = subprocess.run(["go", "build", "-o", "/dev/null", c.package], cwd=t, env=env, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise SystemExit(f"{c.name} {c.version}: {proc.stderr.strip()[-800:]}")
+        out.mkdir(parents=True, exist_ok=True)
+        # the module as Go left it (go.sum filled; go.mod as written unless Go had to add a requirement)
+        shutil.copy(t / "go.mod", out / "go.mod")
+        shutil.copy(t / "go.sum", out / "go.sum")
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--check", action="store_true")
+    args = p.parse_args()
+    bad = 0
+    for c in R.operator_components():
+        out = R.operator_module(c)
+        if args.check:
+            if not (out / "go.mod").is_file() or f"\t{c.module} {c.version}\n" not in (out / "go.mod").read_text():
+                print(f"{out}: missing or stale; run python scripts/gen_live_modules.py", file=sys.stderr)
+                bad = 1
+            continue
+        print(f"{c.name} {c.version} -> {out.relative_to(ROOT)}", file=sys.stderr)
+        generate(c, out)
+    return bad
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+// The training-operator manager at v1.8.1: its release's build list (scripts/gen_live_modules.py).
+module kdt.live/training-operator-v1.8.1
+
+go 1.22
+
+require (
+	github.com/kubeflow/training-operator v1.8.1
+	github.com/go-logr/logr v1.4.1
+	github.com/google/go-cmp v0.6.0
+	github.com/onsi/ginkgo/v2 v2.14.0
+	github.com/onsi/gomega v1.30.0
+	github.com/open-policy-agent/cert-controller v0.10.1
+	github.com/prometheus/client_golang v1.18.0
+	github.com/sirupsen/logrus v1.9.0
+	github.com/stretchr/testify v1.8.4
+	go.uber.org/zap v1.26.0
+	k8s.io/api v0.29.3
+	k8s.io/apimachinery v0.29.3
+	k8s.io/client-go v0.29.3
+	k8s.io/code-generator v0.29.3
+	k8s.io/klog/v2 v2.110.1
+	k8s.io/kube-openapi v0.0.0-20231010175941-2dd684a91f00
+	k8s.io/utils v0.0.0-20230726121419-3b25d923346b
+	sigs.k8s.io/controller-runtime v0.17.2
+	sigs.k8s.io/scheduler-plugins v0.28.9
+	sigs.k8s.io/yaml v1.4.0
+	volcano.sh/apis v1.8.0
+	github.com/beorn7/perks v1.0.1
+	github.com/cespare/xxhash/v2 v2.2.0
+	github.com/davecgh/go-spew v1.1.1
+	github.com/emicklei/go-restful/v3 v3.11.0
+	github.com/evanphx/json-patch v5.6.0+incompatible
+	github.com/evanphx/json-patch/v5 v5.8.0
+	github.com/fsnotify/fsnotify v1.7.0
+	github.com/go-logr/zapr v1.3.0
+	github.com/go-openapi/jsonpointer v0.19.6
+	github.com/go-openapi/jsonreference v0.20.2
+	github.com/go-openapi/swag v0.22.3
+	github.com/go-task/slim-sprig v0.0.0-20230315185526-52ccab3ef572
+	github.com/gogo/protobuf v1.3.2
+	github.com/golang/groupcache v0.0.0-20210331224755-41bb18bfe9da
+	github.com/golang/protobuf v1.5.4
+	github.com/google/gnostic-models v0.6.8
+	github.com/google/gofuzz v1.2.0
+	github.com/google/pprof v0.0.0-20210720184732-4bb14d4b1be1
+	github.com/google/uuid v1.3.0
+	github.com/imdario/mergo v0.3.13
+	github.com/josharian/intern v1.0.0
+	github.com/json-iterator/go v1.1.12
+	github.com/mailru/easyjson v0.7.7
+	github.com/matttproud/golang_protobuf_extensions/v2 v2.0.0
+	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd
+	github.com/modern-go/reflect2 v1.0.2
+	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822
+	github.com/pkg/errors v0.9.1
+	github.com/pmezard/go-difflib v1.0.0
+	github.com/prometheus/client_model v0.5.0
+	github.com/prometheus/common v0.45.0
+	github.com/prometheus/procfs v0.12.0
+	github.com/spf13/pflag v1.0.5
+	go.uber.org/atomic v1.11.0
+	go.uber.org/multierr v1.11.0
+	golang.org/x/exp v0.0.0-20220827204233-334a2380cb91
+	golang.org/x/mod v0.14.0
+	golang.org/x/net v0.23.0
+	golang.org/x/oauth2 v0.12.0
+	golang.org/x/sys v0.18.0
+	golang.org/x/term v0.18.0
+	golang.org/x/text v0.14.0
+	golang.org/x/time v0.3.0
+	golang.org/x/tools v0.16.1
+	gomodules.xyz/jsonpatch/v2 v2.4.0
+	google.golang.org/appengine v1.6.7
+	google.golang.org/protobuf v1.33.0
+	gopkg.in/inf.v0 v0.9.1
+	gopkg.in/yaml.v2 v2.4.0
+	gopkg.in/yaml.v3 v3.0.1
+	k8s.io/apiextensions-apiserver v0.29.0
+	k8s.io/component-base v0.29.0
+	k8s.io/gengo v0.0.0-20230829151522-9cce18d56c01
+	sigs.k8s.io/json v0.0.0-20221116044647-bc3834ca7abd
+	sigs.k8s.io/structured-merge-diff/v4 v4.4.1
+)
