@@ -281,13 +281,25 @@ class Cluster(Client):
         # certificates for the managers' webhook servers (controller-runtime reads
         # $TMPDIR/k8s-webhook-server/serving-certs/tls.{crt,key} when none other is configured)
         procs = []
-        for name, comp in (("jobset", jobset), ("trainer", trainer)):
+        certs_of = {}
+        for name in ("jobset", "trainer", "training-operator"):
             tmpdir = self.folder / f"{name}-tmp"
             certs = tmpdir / "k8s-webhook-server" / "serving-certs"
             certs.mkdir(parents=True, exist_ok=True)
             crt, key = self.pki.pair("webhook")
             shutil.copy(crt, certs / "tls.crt")
             shutil.copy(key, certs / "tls.key")
+            certs_of[name] = tmpdir
+        # The Training Operator's rotator waits for a certificate file at a fixed path, where a kubelet mounts
+        # its Secret (v1.9.4 pkg/cert/cert.go certDir; cert-controller v0.16.0 rotator.go ensureCertsMounted
+        # only checks that it exists); its webhook server reads $TMPDIR's copy (controller-runtime's default).
+        marker = Path("/tmp/k8s-webhook-server/serving-certs/tls.crt")
+        if not marker.exists():
+            marker.parent.mkdir(parents=True, exist_ok=True)
+            marker.write_text("kdt live: the Training Operator's certificate is in its TMPDIR\n")
+        for name, comp in (("jobset", jobset), ("trainer", trainer)):
+            tmpdir = certs_of[name]
+            certs = tmpdir / "k8s-webhook-server" / "serving-certs"
             cfg = self.folder / f"{name}-config.yaml"
             cfg.write_text(install.manager_config(name, comp, self.ports[f"webhook-{name}"], certs))
             procs.append(self._spawn(name, [op_bins[name], f"--config={cfg}"],
@@ -297,11 +309,13 @@ class Cluster(Client):
                    f"--kubeconfig={self.kubeconfig}"]
         to_args += install.training_operator_args(self, self.cluster_file)
         procs.append(self._spawn("training-operator", to_args,
-                                 env={"MY_POD_NAMESPACE": install.TRAINING_OPERATOR_NAMESPACE}))
+                                 env={"MY_POD_NAMESPACE": install.TRAINING_OPERATOR_NAMESPACE,
+                                      "TMPDIR": str(certs_of["training-operator"])}))
+        # the configurations first: the Training Operator's rotator injects its CA into its own and waits for it
+        install.apply_webhooks(self, trainer, jobset, to)
         for p in procs:
             port = self.ports[f"webhook-{p.name}"]
             self._wait(f"{p.name}'s webhook server (port {port})", lambda port=port: self._tls_ready(port), 120, p)
-        install.apply_webhooks(self, trainer, jobset, to)
         install.wait_webhooks(self)
 
     # -- stop -------------------------------------------------------------------------------------------

@@ -80,9 +80,12 @@ def make(folder: Path) -> Pki:
     """A new CA and every certificate and key of one run, in `folder` (created, mode 0700)."""
     folder.mkdir(parents=True, exist_ok=True)
     os.chmod(folder, 0o700)
+    # The CA also names `training-operator-ca`: the Training Operator's rotator keeps a Secret's CA only if it
+    # verifies for its CAName (cert-controller v0.16.0 rotator.go validCACert; pkg/cert/cert.go caName)
     _run(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.crt", "-days", "3650",
           "-sha256", "-subj", "/CN=kdt-live-ca", "-addext", "basicConstraints=critical,CA:TRUE",
-          "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature,keyEncipherment"], folder)
+          "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature,keyEncipherment",
+          "-addext", "subjectAltName=DNS:kdt-live-ca,DNS:training-operator-ca"], folder)
     _sign(folder, "apiserver", "/CN=kube-apiserver",
           ["IP:127.0.0.1", "DNS:localhost", "DNS:kubernetes", "DNS:kubernetes.default",
            "DNS:kubernetes.default.svc", "DNS:kubernetes.default.svc.cluster.local"], "serverAuth")
@@ -91,4 +94,8 @@ def make(folder: Path) -> Pki:
           ["IP:127.0.0.1", "DNS:localhost", *(f"DNS:{n}" for n in WEBHOOK_SERVICE_NAMES)], "serverAuth")
     _run(["genrsa", "-out", "sa.key", "2048"], folder)
     _run(["rsa", "-in", "sa.key", "-pubout", "-out", "sa.pub"], folder)
+    # PKCS#1 ("RSA PRIVATE KEY"), not OpenSSL 3's default PKCS#8: cert-controller's rotator reads the CA key
+    # with x509.ParsePKCS1PrivateKey (open-policy-agent/cert-controller pkg/rotator/rotator.go)
+    for key in ("ca", "apiserver", "admin", "webhook", "sa"):
+        _run(["rsa", "-in", f"{key}.key", "-traditional", "-out", f"{key}.key"], folder)
     return Pki(folder)
