@@ -6,7 +6,7 @@ In order, the first that answers:
 2. the target's `# kdt:trainer-version=X.Y` marker (kdt.targets.target_trainer_version);
 3. where the repository pins it (`repository_pin`), the first of these kinds of evidence that agrees
    with itself: a Trainer CRD in the tree (its TrainJob's spec fields are one release's,
-   kdt.operators.trainer_v2.TRAINJOB_SPEC_FIELDS), a remote kustomize ref in a kustomization
+   kdt.operators.trainer_v2.facts.TRAINJOB_SPEC_FIELDS), a remote kustomize ref in a kustomization
    (`github.com/kubeflow/trainer/...?ref=v2.1.0`), a Helm dependency on the `kubeflow-trainer` chart
    (Chart.yaml), an install step in the docs, scripts or CI: a command line (kubectl, helm, kustomize, curl,
    wget) that applies a ref, installs the chart or fetches a release asset (`kubectl apply -k ...?ref=...`,
@@ -18,7 +18,7 @@ In order, the first that answers:
 5. kdt.versions.TRAINER_DEFAULT.
 
 A pinned release the project has no schemas of is checked as the supported release with its API shape
-(kdt.operators.trainer_v2.checked_as: 2.0 as 2.1, 2.2 as 2.3). Refs of kubeflow/trainer at v1.x are the
+(kdt.operators.trainer_v2.facts.checked_as: 2.0 as 2.1, 2.2 as 2.3). Refs of kubeflow/trainer at v1.x are the
 Training Operator's (the repository was renamed), not Trainer pins.
 """
 from __future__ import annotations
@@ -34,7 +34,7 @@ import yaml_rs
 from . import kinds as K
 from . import schemas, targets, versions
 from .findings import format_path
-from .operators import trainer_v2 as TV2
+from .operators.trainer_v2 import facts as TV2
 from .paths import ROOT, display
 
 

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from ..documents import Document
 from ..findings import Finding
-from . import formats as F
+from .. import formats as F
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..operators import jobset as JS
+from ..operators.jobset import facts as JS
 from . import meta as M
 from . import objects as O
 from . import pods as P
@@ -355,7 +355,7 @@ def pod(r: Report) -> None:
 # Operator kinds --------------------------------------------------------------------------------
 
 _OPERATOR_POD = P.PodOptions(check_restart=False, image_required=False)
-# The JobSet webhook's defaults of each replicated job (kdt.operators.jobset).
+# The JobSet webhook's defaults of each replicated job (kdt.operators.jobset.facts).
 JOBSET_JOB_DEFAULTS = {"completionMode": JS.DEFAULT_COMPLETION_MODE}
 _JOBSET_POD = P.PodOptions(restart_default=JS.DEFAULT_POD_RESTART_POLICY, restart_allowed=("OnFailure", "Never"),
                            restart_why=" (JobSet creates a Job of each replicated job)")

@@ -16,7 +16,7 @@ merge preview, "not modelled"). So a new kind is one module that subclasses `Kin
 | `describe(items)` | merge preview's one-line summary of what a source created | generic |
 | `notes(e)` | merge preview: what each pod computes at start | none |
 | `workload(doc, docs)` | summary table (`kdt.summary`): nodes, GPUs, processes, world size | None: no row |
-| `kueue_workload(doc, ctx, expanded)` | merge preview, lint (`kdt.kinds.kueue_workload`): the Kueue Workload the job becomes (kdt.expand.kueue) | None: no Kueue integration |
+| `kueue_workload(doc, ctx, expanded)` | merge preview, lint (`kdt.kinds.kueue_workload`): the Kueue Workload the job becomes (kdt.operators.kueue.expand) | None: no Kueue integration |
 | `local_pods(e)` | `kdt run`: the pods of an expanded object, ready to start | none |
 | `controller(pods, ctx)` | `kdt run`: the lifecycle rules of the pods this kind owns | None |
 | `set_nproc(data, n)` | `kdt run --nproc-per-node`: processes per node, where the operator reads it | False |
@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 if TYPE_CHECKING:   # annotations only: no stage is imported by a kind
     from ..documents import Document
-    from ..expand.kueue import Workload as KueueWorkload
+    from ..operators.kueue.expand import Workload as KueueWorkload
     from ..expand.model import Expanded
     from ..findings import Finding
     from ..migrate.compare import Side
@@ -168,7 +168,7 @@ class Kind:
     def kueue_workload(self, doc: "Document", ctx: ExpandContext, expanded: "list[Expanded] | None" = None
                        ) -> "KueueWorkload | None":
         """The Workload Kueue makes of this job, its pod sets as Kueue's integration for the kind computes them
-        (kdt.expand.kueue); `expanded`: what the merge preview made of `doc`, when the integration reads that
+        (kdt.operators.kueue.expand); `expanded`: what the merge preview made of `doc`, when the integration reads that
         (a TrainJob's JobSet). None: Kueue has no integration for the kind, or the tooling does not model it."""
         return None
 

@@ -1,25 +1,25 @@
 """Kubeflow Training Operator v1 (`kubeflow.org/v1`): PyTorchJob, and the other job kinds it serves.
 
 PyTorchJob is a training path of this project: its schema is generated (kdt.schemas.generate), the
-merge preview expands it (kdt.expand.training_operator_v1), `kdt run` drives its pods
+merge preview expands it (kdt.operators.training_operator_v1.expand), `kdt run` drives its pods
 (kdt.run.controllers.PyTorchJobController). TFJob, MPIJob, PaddleJob, XGBoostJob and JAXJob share the
 replica-spec shape and the pod labels (pkg/controller.v1/common/pod.go), so lint reads their pods;
 the merge preview does not model their operators and says so.
-Facts: kdt.operators.training_operator_v1 and kdt.operators.injection.
+Facts: kdt.operators.training_operator_v1.facts and kdt.operators.injection.
 """
 from __future__ import annotations
 
 from typing import Iterator
 
 from .. import versions as V
-from ..expand import kueue as XK
-from ..expand import training_operator_v1 as expand_to1
+from ..operators.kueue import expand as XK
+from ..operators.training_operator_v1 import expand as expand_to1
 from ..fields import as_dict, as_int
 from ..migrate import pytorchjob as migrate_to1
 from ..migrate import sides as migration_sides
 from ..operators import injection as INJ
-from ..operators import kueue as KQ
-from ..operators import training_operator_v1 as TO1
+from ..operators.kueue import facts as KQ
+from ..operators.training_operator_v1 import facts as TO1
 from ..run import controllers as C
 from ..run.pods import LocalPod, pod_containers
 from ..resources import pod_gpus, pod_requests, procs_per_node

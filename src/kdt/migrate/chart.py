@@ -20,7 +20,7 @@ from ..documents import Document
 from ..fields import as_dict, as_list
 from ..findings import WARNING, Finding
 from ..operators import injection as INJ
-from ..operators import training_operator_v1 as TO1
+from ..operators.training_operator_v1 import facts as TO1
 from .compare import Claim
 from .patch import Op, apply
 

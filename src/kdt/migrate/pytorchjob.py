@@ -26,10 +26,10 @@ from ..fields import as_dict, as_int, as_list
 from ..operators import injection as INJ
 from ..operators import migration as M
 from ..operators import scheduling as S
-from ..operators import torchft as TFT
+from ..operators.torchft import facts as TFT
 from ..operators import torchrun as TR
-from ..operators import trainer_v2 as TV2
-from ..operators import training_operator_v1 as TO1
+from ..operators.trainer_v2 import facts as TV2
+from ..operators.training_operator_v1 import facts as TO1
 from . import launcher as L
 from .compare import MAIN, NodePod, pod_view
 from .patch import Op, cmap as _cm, plain

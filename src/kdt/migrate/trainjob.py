@@ -14,7 +14,7 @@ import copy
 import math
 
 from ..fields import as_dict, as_int, as_list, quantity
-from ..operators import trainer_v2 as TV2
+from ..operators.trainer_v2 import facts as TV2
 from ..resources import container_gpus
 from .patch import Op, cmap as _cm, plain
 from .plan import Plan

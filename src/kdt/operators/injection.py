@@ -7,8 +7,8 @@ Names already defined by the sibling modules are imported, never restated.
 """
 from __future__ import annotations
 
-from . import trainer_v2 as TV2
-from . import training_operator_v1 as TO1
+from .trainer_v2 import facts as TV2
+from .training_operator_v1 import facts as TO1
 
 # ---------------------------------------------------------------- Training Operator v1
 # pkg/controller.v1/pytorch/envvar.go setPodEnv (v1.8.1, v1.9.4): appended first to
@@ -88,20 +88,6 @@ V2_TRAINER_JOB_REPLICAS = 1
 def jobset_hostname(jobset: str, replicated_job: str, job_index: int, pod_index: int) -> str:
     return f"{jobset}-{replicated_job}-{job_index}-{pod_index}"
 
-
-# ---------------------------------------------------------------- strategic merge
-# Trainer applies podTemplateOverrides (2.1: pkg/runtime/core/trainingruntime.go
-# mergePodTemplateOverrides) and runtimePatches (2.2+: mergeRuntimePatches) as
-# Kubernetes strategic merge patches against corev1.PodTemplateSpec / batchv1.JobTemplateSpec.
-# patchMergeKey of the lists involved (k8s.io/api core/v1 types.go); any other list
-# is replaced whole (tolerations, command, args, ...).
-MERGE_KEYS = {
-    "containers": "name", "initContainers": "name", "ephemeralContainers": "name",
-    "volumes": "name", "env": "name", "imagePullSecrets": "name",
-    "schedulingGates": "name", "resourceClaims": "name",
-    "volumeMounts": "mountPath", "volumeDevices": "devicePath",
-    "ports": "containerPort", "hostAliases": "ip",
-}
 
 # pkg/runtime/framework/plugins/jobset/constants InitializerEnvStorageUri (v2.1.0, v2.3.0):
 # builder.go Initializer upserts it from spec.initializer.{dataset,model}.storageUri.

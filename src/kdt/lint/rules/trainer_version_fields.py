@@ -10,7 +10,7 @@ Source: trainer v2.1.0 and v2.3.0 manifests/base/crds/trainer.kubeflow.org_train
 v2.1 pkg/runtime/framework/plugins/torch/torch.go Validate (auto/cpu/gpu).
 """
 from ...findings import ERROR
-from ...operators import trainer_v2 as TV2
+from ...operators.trainer_v2 import facts as TV2
 from ._util import trainjobs
 
 ID = "trainer-version-fields"

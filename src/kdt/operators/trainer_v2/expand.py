@@ -1,9 +1,9 @@
 """TrainJob + (Cluster)TrainingRuntime (Trainer v2.1.0 / v2.3.0) -> the JobSet, the PodGroup, and on through
-JobSet (kdt.expand.jobset) the headless Service, the Jobs and their pods.
+JobSet (kdt.operators.jobset.expand) the headless Service, the Jobs and their pods.
 
 The controller's order (kubeflow/trainer; each step names the release where they differ):
 0. The webhooks: the runtime's (pkg/webhooks/trainingruntime_webhook.go) and the TrainJob's (the plugins'
-   Validate, kdt.operators.trainer_v2_webhook.webhook_rejections, the same the lint rules report): what they
+   Validate, kdt.operators.trainer_v2.webhook.webhook_rejections, the same the lint rules report): what they
    refuse is the preview's finding, and nothing is created. A TrainJob another controller manages
    (spec.managedBy) is held; a runtime whose ML policy is a plugin the preview does not model (MPI, JAX,
    XGBoost, Flux) is said to be so, not guessed.
@@ -26,20 +26,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .. import versions
-from ..documents import Document
-from ..fields import as_int, exact_quantity, format_quantity
-from ..findings import WARNING, Finding
-from ..operators import injection as INJ
-from ..operators import jobset as JS
-from ..operators import scheduling as SCHED
-from ..operators import tensorflow as TF
-from ..operators import torchtune as TT
-from ..operators import trainer_v2 as TV2
-from ..operators import trainer_v2_webhook as TVW
-from . import jobset as XJ
-from .merge import Trace, clone, ensure_dict, ensure_list, find, merge_list, put, strategic_merge, upsert
-from .model import Expanded, Held, Limit, LoadFn
+from ... import versions
+from ...documents import Document
+from ...fields import as_int, exact_quantity, format_quantity
+from ...findings import WARNING, Finding
+from .. import injection as INJ
+from ..jobset import facts as JS
+from .. import scheduling as SCHED
+from .. import tensorflow as TF
+from . import torchtune as TT
+from . import facts as TV2
+from . import webhook as TVW
+from ..jobset import expand as XJ
+from ...expand.merge import Trace, clone, ensure_dict, ensure_list, find, merge_list, put, strategic_merge, upsert
+from ...expand.model import Expanded, Held, Limit, LoadFn
 
 RULE = "expand"
 TORCH = "Trainer torch plugin (plugins/torch/torch.go)"
@@ -312,7 +312,7 @@ def _upsert_port(ports: list, port: dict, path: tuple, trace: Trace, origin: str
 
 
 def _runtime_resources(b: _Build) -> dict | None:
-    """ExtractResourcePerNodeFromRuntime on the runtime as patched (kdt.operators.trainer_v2)."""
+    """ExtractResourcePerNodeFromRuntime on the runtime as patched (kdt.operators.trainer_v2.facts)."""
     return TV2.runtime_node_resources({"spec": {"template": {"spec": {"replicatedJobs": b.rjobs}}}})
 
 
@@ -562,7 +562,7 @@ def _jobset_object(b: _Build) -> dict:
 
 
 def _children(b: _Build, js: dict, limit: Limit) -> list[Expanded]:
-    """The JobSet and Job controllers' objects (kdt.expand.jobset), each traced to its template."""
+    """The JobSet and Job controllers' objects (kdt.operators.jobset.expand), each traced to its template."""
     built = XJ.build(js, frozenset(b.facts.get("jobset_gates") or ()), limit)
     b.facts["jobset_defaults"] = built.defaults     # the JobSet webhook's (jobset_webhook.go Default)
     if built.why_none:

@@ -10,8 +10,8 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from .. import versions
-from ..fields import as_int
+from ... import versions
+from ...fields import as_int
 
 GROUP = "jobset.x-k8s.io"
 KIND = "JobSet"

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from ..fields import as_int, quantity_value
-from .admission import Rejection
+from ...fields import as_int, quantity_value
+from ..admission import Rejection
 
 GROUP = "trainer.kubeflow.org"
 API_VERSION = "trainer.kubeflow.org/v1alpha1"
@@ -104,7 +104,7 @@ def checked_as(release: str) -> str:
     """The release of kdt.versions.TRAINER whose API another release shares: 2.2 and later have the
     runtimePatches shape (checked as 2.3); 2.0 and 2.1 the override shape (checked as 2.1, though 2.0's
     TrainJob spells podTemplateOverrides `podSpecOverrides`, manifests/base/crds at v2.0.0)."""
-    from .. import versions
+    from ... import versions
     shaped = [r for r in versions.TRAINER_RELEASES if has_runtime_patches(r) == has_runtime_patches(release)]
     return shaped[-1] if shaped else versions.TRAINER_DEFAULT
 

@@ -9,7 +9,7 @@ v2.3.0 (differences noted). What the recipes themselves do in the container is t
 """
 from __future__ import annotations
 
-from .trainer_v2 import NODE, TORCHTUNE_ENTRYPOINT, TRAINER_PORT
+from .facts import NODE, TORCHTUNE_ENTRYPOINT, TRAINER_PORT
 
 ARG_RDZV_ENDPOINT = "--rdzv_endpoint"
 ARG_CONFIG = "--config"

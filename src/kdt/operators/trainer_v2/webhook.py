@@ -1,12 +1,12 @@
 """What the TrainJob webhook refuses (Trainer v2.1.0 / v2.3.0), as a list of Rejections the preview and
-lint share. Facts of the TrainJob and runtimes: kdt.operators.trainer_v2; of torchtune: kdt.operators.torchtune."""
+lint share. Facts of the TrainJob and runtimes: kdt.operators.trainer_v2.facts; of torchtune: kdt.operators.trainer_v2.torchtune."""
 from __future__ import annotations
 
-from . import scheduling as SCHED
+from .. import scheduling as SCHED
 from . import torchtune as TT
-from ..fields import as_int
-from .admission import Rejection
-from .trainer_v2 import (DATASET_INITIALIZER, DEPRECATION_POLICY_URL, ENV_FORBIDDEN_CONTAINERS, INITIALIZER_VOLUME, MODEL_INITIALIZER, NODE, NUM_PROC_PER_NODE_WORDS_21, RESERVED_ENV, RULE_OVERRIDE_ENV, RULE_OVERRIDE_TARGETS, RULE_RESERVED_ENV, RULE_WEBHOOK, _containers, _d, _deprecated, _domain_prefixed_path, _l, gpus_per_node, has_runtime_patches, overrides, replicated_jobs, runtime_node_resources)
+from ...fields import as_int
+from ..admission import Rejection
+from .facts import (DATASET_INITIALIZER, DEPRECATION_POLICY_URL, ENV_FORBIDDEN_CONTAINERS, INITIALIZER_VOLUME, MODEL_INITIALIZER, NODE, NUM_PROC_PER_NODE_WORDS_21, RESERVED_ENV, RULE_OVERRIDE_ENV, RULE_OVERRIDE_TARGETS, RULE_RESERVED_ENV, RULE_WEBHOOK, _containers, _d, _deprecated, _domain_prefixed_path, _l, gpus_per_node, has_runtime_patches, overrides, replicated_jobs, runtime_node_resources)
 
 
 def webhook_rejections(job, runtime, version: str) -> list:
