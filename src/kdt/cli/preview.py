@@ -28,7 +28,7 @@ from .. import summary, targets, trainer_release, versions
 from ..merge_preview import expand_documents, kueue_workloads, summary_line, workload_line
 from ..lint import config as lint_config
 from ..lint import lint_target
-from ..render import cores, helm_lint, render_all
+from ..render import cores, helm_lint, holds_nothing, nothing_to_apply, render_all
 from ..schemas.crds import RunCrds
 from ..report import text as text_report
 from ..validate import supersede, validate_documents
@@ -74,6 +74,9 @@ def main(argv=None) -> int:
         creates.extend(f"{r.target.name}: {workload_line(w)}"
                        for _, w in kueue_workloads(r.documents, expanded, trainer, cluster.options))
     linter.shutdown()
+    problems.extend(nothing_to_apply([r.target for r in results if holds_nothing(r.target, len(r.documents),
+                                                                                 r.findings, r.skipped, r.text)],
+                                     sum(len(r.documents) for r in results)))
     rows = summary.summary_rows([summary.summarize(r.target.name, r.documents) for r in results if r.ok])
     print()
     print(summary.table(rows, summary.SUMMARY_HEADER))
