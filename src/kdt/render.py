@@ -232,6 +232,13 @@ def nothing_to_apply(empty: list[T.Target], documents: int) -> list[Finding]:
                     t.name, line=1, col=1) for t in empty]
 
 
+def built_documents(target: T.Target) -> list[Document]:
+    """A target's documents, rendered once per run (what kdt.trainer_release.decide asks of a kustomization that
+    builds a file named alone); none when it does not render (its own run reports that)."""
+    r = render(target)
+    return r.documents if r.ok else []
+
+
 def out_target(target: T.Target) -> str:
     return target.name if target.kind != T.FILE else ""
 

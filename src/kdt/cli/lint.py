@@ -32,7 +32,7 @@ from ..lint.rules.pod_security import settings
 from ..lint.kustomization import prefetch_patch_effects
 from ..lint.rules.kustomize_patch_target import ID as PATCH_TARGET
 from ..paths import ROOT
-from ..render import cores, holds_nothing, nothing_to_apply, render_all
+from ..render import built_documents, cores, holds_nothing, nothing_to_apply, render_all
 from ..report import write
 
 
@@ -93,7 +93,8 @@ def main(argv=None) -> int:
         if not r.ok:
             continue        # a target that did not render gets its render error and nothing else
         ndocs += len(r.documents)
-        decision = trainer_release.decide(r.target, r.documents, args.trainer_version, kubernetes_version=k8s)
+        decision = trainer_release.decide(r.target, r.documents, args.trainer_version, kubernetes_version=k8s,
+                                          build=built_documents)
         if trainer_release.has_trainer_objects(r.documents):
             decided.append((r.target.name, decision))
         found.extend(lint_target(r.target, r.documents, decision.release, cfg, args.strict, run_docs=run_docs,

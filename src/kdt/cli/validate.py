@@ -51,7 +51,7 @@ from .. import findings as F
 from .. import kinds as K
 from .. import report, schemas, targets, trainer_release, versions
 from ..errors import UsageError
-from ..render import holds_nothing, nothing_to_apply, render_all
+from ..render import built_documents, holds_nothing, nothing_to_apply, render_all
 from ..documents import is_blank, load_stream
 from ..kubeyaml import APPLY, BOTH
 from ..paths import ROOT
@@ -116,7 +116,8 @@ def main(argv=None) -> int:
             problems: list[F.Finding] = []
             paths = (APPLY,) if str(t.path) == "-" else BOTH
             lines, size, head = open_blocks(str(t.path), t.name, problems, paths)
-            decision = trainer_release.decide(t, scanned[id(t)], args.trainer_version, head[:targets.MARKER_SPAN], k8s)
+            decision = trainer_release.decide(t, scanned[id(t)], args.trainer_version, head[:targets.MARKER_SPAN], k8s,
+                                              build=built_documents)
             got = validate_stream(lines, t.name, k8s, decision.release, args.ignore_missing_schemas,
                                   inventory=args.format == "junit", size_hint=size, crds=crds, found=found,
                                   training_operator=args.training_operator_version, paths=paths,
@@ -137,7 +138,8 @@ def main(argv=None) -> int:
             continue
         r = rendered[id(t)]
         skipped += r.skipped
-        decision = trainer_release.decide(t, r.documents, args.trainer_version, kubernetes_version=k8s)
+        decision = trainer_release.decide(t, r.documents, args.trainer_version, kubernetes_version=k8s,
+                                          build=built_documents)
         schema = validate_documents(r.documents, kubernetes_version=k8s, trainer_version=decision.release,
                                     ignore_missing_schemas=args.ignore_missing_schemas, crds=crds, found=found,
                                     training_operator=args.training_operator_version)
