@@ -60,6 +60,10 @@ class Report:
     def __bool__(self) -> bool:
         return bool(self._found)
 
+    def found(self) -> list[tuple[str, tuple, str]]:
+        """(rule, path, message) of each finding so far, not located."""
+        return list(self._found)
+
     def findings(self) -> list[Finding]:
         seen = set()
         out = []

@@ -10,6 +10,7 @@ merge preview, "not modelled"). So a new kind is one module that subclasses `Kin
 | `admitted(data)` | validate: the object after the mutating webhooks' defaults | unchanged |
 | `served_elsewhere(api_version)` | validate: another operator serves this version of the kind | "" |
 | `pod_templates(doc)` | lint (`kdt.lint.pods`), apivalidation, pod security | none |
+| `pod_additions(doc, tmpl)` | apivalidation: what the operator appends to each pod it creates from `tmpl` (`kdt.operators.injection.PodAdditions`) | None: the template as written |
 | `extra_containers(doc)` | lint: container-like fields outside pod templates (TrainJob's `trainer`) | none |
 | `own_pod_labels(doc, tmpl)` | lint: labels the controller puts on each pod it creates | none |
 | `expand(doc, ctx)` | merge preview (`kdt.merge_preview`): the objects the operator creates | None: not modelled |
@@ -36,6 +37,7 @@ if TYPE_CHECKING:   # annotations only: no stage is imported by a kind
     from ..findings import Finding
     from ..migrate.compare import Side
     from ..migrate.plan import Plan
+    from ..operators.injection import PodAdditions
 
 ANY = object()   # a label value the manifest cannot know (the TrainJob's name, in a runtime): matches any selector value
 
@@ -135,6 +137,12 @@ class Kind:
 
     def pod_templates(self, doc: "Document") -> Iterator[PodTemplate]:
         return iter(())
+
+    def pod_additions(self, doc: "Document", tmpl: PodTemplate) -> "PodAdditions | None":
+        """What the operator appends to every pod it creates from `tmpl` (volumes, mounts and env of the first
+        container, init containers): checks that need the pod as created run on the template with these
+        (kdt.operators.injection.created_spec). None: the pod is the template as written."""
+        return None
 
     def extra_containers(self, doc: "Document") -> Iterator[tuple[tuple, dict]]:
         """(path, mapping) of container-like fields outside pod templates."""
