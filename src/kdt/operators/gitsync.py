@@ -68,7 +68,21 @@ V4_ONLY_FLAGS = ("ref", "link", "period", "sync-timeout", "max-failures", "verbo
 # v3 flags v4 keeps only as deprecated aliases (v4 main.go `mustMarkDeprecated`), and the one it dropped.
 V3_DEPRECATED_FLAGS = ("branch", "rev", "dest", "wait", "timeout", "max-sync-failures", "ssh", "password",
                        "sync-hook-command", "v")
-V4_REMOVED_FLAGS = ("change-permissions",)   # v3-to-v4.md: "no longer supported"
+V4_REMOVED_FLAGS = ("change-permissions",)   # v4 main.go: fatal "--change-permissions is no longer supported"
+# v3 env names v4 still reads (v4.3.0 main.go): as fallbacks after the GITSYNC_ name, or as deprecated
+# settings; the ones that override a v4 setting are in V4_OVERRIDING, the one v4 refuses is GIT_SYNC_PERMISSIONS.
+V4_READS_V3 = {n for names in V4_SETTINGS.values() for n in names if not n.startswith("GITSYNC_")} | {
+    "GIT_SYNC_SUBMODULES", "GIT_SYNC_SPARSE_CHECKOUT_FILE", "GIT_SYNC_ERROR_FILE", "GIT_SYNC_PERIOD",
+    "GIT_SYNC_SYNC_TIMEOUT", "GIT_SYNC_SYNC_ON_SIGNAL", "GIT_SYNC_MAX_FAILURES", "GIT_SYNC_TOUCH_FILE",
+    "GIT_SYNC_ADD_USER", "GIT_SYNC_GROUP_WRITE", "GIT_SYNC_EXECHOOK_COMMAND", "GIT_SYNC_EXECHOOK_TIMEOUT",
+    "GIT_SYNC_EXECHOOK_BACKOFF", "GIT_SYNC_WEBHOOK_URL", "GIT_SYNC_WEBHOOK_METHOD", "GIT_SYNC_WEBHOOK_SUCCESS_STATUS",
+    "GIT_SYNC_WEBHOOK_TIMEOUT", "GIT_SYNC_WEBHOOK_BACKOFF", "GIT_SYNC_GIT", "GIT_SYNC_GIT_CONFIG", "GIT_SYNC_GIT_GC",
+    "GIT_SYNC_HTTP_BIND", "GIT_SYNC_HTTP_METRICS", "GIT_SYNC_HTTP_PPROF", "GIT_SYNC_PASSWORD",
+    "GIT_SYNC_WAIT", "GIT_SYNC_TIMEOUT", "GIT_SYNC_MAX_SYNC_FAILURES", "GIT_SYNC_HOOK_COMMAND"}
+V4_REFUSED_ENV = {"GIT_SYNC_PERMISSIONS": "--change-permissions is no longer supported"}
+# v3's env prefixes (v3.6.9 cmd/git-sync/main.go): GIT_SYNC_*, and GIT_SSH_*/GIT_KNOWN_HOSTS/GIT_COOKIE_FILE/GIT_ASKPASS_URL.
+V3_ENV_PREFIXES = ("GIT_SYNC_", "GIT_SSH_", "GIT_KNOWN_HOSTS", "GIT_COOKIE_FILE", "GIT_ASKPASS_URL")
+V4_ENV_PREFIX = "GITSYNC_"
 
 
 def _repository(image: str) -> str:
