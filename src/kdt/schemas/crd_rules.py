@@ -202,10 +202,17 @@ def _var_chains(rule: str, var: str) -> tuple | None:
     return tuple(out)
 
 
+_TWO_VARIABLES = re.compile(r"\s*[a-z_][A-Za-z0-9_]*\s*,")
+
+
 @functools.lru_cache(maxsize=None)
 def _chains(rule: str):
     """What a rule reads of `self`: a tuple of (field chain, item chains or None) where item chains
-    say what a macro (`self.list.exists(x, ...)`) reads of each item; None when it reads `self` whole."""
+    say what a macro (`self.list.exists(x, ...)`) reads of each item; None when it reads `self` whole.
+
+    A macro's body may read `self` too (Kueue v0.19.2 ClusterQueue `resourceGroups[*]`:
+    `self.flavors.all(x, size(x.resources) == size(self.coveredResources))`): those chains are read as well,
+    or the projection would drop `coveredResources` and the rule fail to evaluate (and say nothing)."""
     macro_spans = []
     found: list = []
     for m in _MACRO.finditer(rule):
@@ -214,43 +221,103 @@ def _chains(rule: str):
         body = rule[m.end():end]
         if not chain:
             return None
-        found.append((chain, _var_chains(body, m.group(2))))
-        macro_spans.append((m.start(), end))
-    rest = "".join(c if not any(a <= i <= b for a, b in macro_spans) else " " for i, c in enumerate(rule))
+        # `self.list.all(i, x, ...)`: CEL's two-variable comprehensions (index or key, value) read items whole
+        items = None if _TWO_VARIABLES.match(body) else _var_chains(body, m.group(2))
+        found.append((chain, items))
+        macro_spans.append((m.start(), m.end()))
+    # the macros' heads (`self.flavors.all(x,`) blanked: their bodies' own `self` chains are read below
+    rest = "".join(c if not any(a <= i < b for a, b in macro_spans) else " " for i, c in enumerate(rule))
     plain = _var_chains(rest, "self")
     if plain is None:
         return None
     return tuple((c, None) for c in plain) + tuple(found)
 
 
+_WHOLE = True
+
+
+def _merge(node: Any, chain: tuple, leaf: Any) -> Any:
+    """A projection tree with one more chain: a node is `_WHOLE` (the value as it is) or
+    {"fields": {name: node}, "items": node}; the whole value absorbs whatever else reads it."""
+    if node is _WHOLE:
+        return node
+    node = node if isinstance(node, dict) else {"fields": {}}
+    if not chain:
+        if leaf is _WHOLE:
+            return _WHOLE
+        merged = dict(node)
+        merged["items"] = leaf if "items" not in node else _union(node["items"], leaf)
+        return merged
+    fields = dict(node.get("fields", {}))
+    fields[chain[0]] = _merge(fields.get(chain[0]), chain[1:], leaf)
+    return {**node, "fields": fields}
+
+
+def _union(a: Any, b: Any) -> Any:
+    if a is _WHOLE or b is _WHOLE:
+        return _WHOLE
+    out = {"fields": dict(a.get("fields", {}))}
+    for k, v in b.get("fields", {}).items():
+        out["fields"][k] = _union(out["fields"][k], v) if k in out["fields"] else v
+    if "items" in a or "items" in b:
+        out["items"] = _union(a["items"], b["items"]) if "items" in a and "items" in b else a.get("items", b.get("items"))
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _tree(chains) -> Any:
+    """The projection tree of a rule's chains (`_chains`), None for the whole value."""
+    if chains is None:
+        return None
+    root: Any = {"fields": {}}
+    for chain, items in chains:
+        leaf: Any = _WHOLE
+        if items is not None:
+            leaf = {"fields": {}}
+            for c in items:
+                leaf = _merge(leaf, c, _WHOLE)
+        root = _merge(root, chain, _WHOLE) if items is None else _merge(root, chain, leaf)
+    return None if root is _WHOLE else root
+
+
+def _cut(value: Any, node: Any) -> Any:
+    """`value` cut to a projection tree; new containers only (the value itself is never changed)."""
+    if node is _WHOLE or node is None:
+        return value
+    if isinstance(value, dict):
+        if "items" in node:           # a macro over a map iterates its keys: the body may index it
+            return value
+        return {k: _cut(value[k], sub) for k, sub in node["fields"].items() if k in value}
+    if isinstance(value, list):
+        if node.get("fields") or "items" not in node:
+            return value
+        return [_cut(x, node["items"]) for x in value]
+    return value
+
+
 def _project(value: Any, chains) -> Any:
     """The part of `value` the chains read: a rule's verdict on it is its verdict on `value`."""
     if chains is None or not isinstance(value, dict):
         return value
-    out: dict = {}
-    for chain, items in chains:
-        src, dst = value, out
-        for i, part in enumerate(chain):
-            if not isinstance(src, dict) or part not in src:
-                break
-            v = src[part]
-            if i == len(chain) - 1:
-                if items is not None and isinstance(v, list):
-                    v = [_project(x, tuple((c, None) for c in items)) for x in v]
-                if not (isinstance(dst.get(part), dict) and isinstance(v, dict)):
-                    dst[part] = v
-                break
-            if not isinstance(v, dict):
-                dst[part] = v
-                break
-            if not isinstance(dst.get(part), dict):
-                dst[part] = {}
-            dst, src = dst[part], v
-    return out
+    return _cut(value, _tree(chains))
 
 
-def _cel(rule: str, value: Any) -> tuple[bool, str]:
-    """(holds, error text) of one CEL rule on one value."""
+def _evaluation_error(exc: Exception) -> str:
+    """The API server's words for an error of evaluating a rule on a value (apiextensions-apiserver v0.36.3
+    pkg/apiserver/schema/cel/validation.go validateExpressions: "no such key: {key}, index out of bounds:
+    {index}, ... division by zero"), or "" for an error of this engine (a function of the API server's CEL
+    libraries it lacks, a type it reads otherwise)."""
+    if isinstance(exc, KeyError):
+        return f"no such key: {exc.args[0] if exc.args else ''}"
+    if isinstance(exc, IndexError) and str(exc).startswith("index out of bounds"):
+        return str(exc)
+    if isinstance(exc, ZeroDivisionError):
+        return "division by zero"
+    return ""
+
+
+def _cel(rule: str, value: Any) -> tuple[bool, str, str]:
+    """(holds, error text, the API server's evaluation error or "") of one CEL rule on one value."""
     try:
         chains = _chains(rule)
     except RecursionError:
@@ -263,9 +330,10 @@ def _cel(rule: str, value: Any) -> tuple[bool, str]:
     if key is not None and key in _verdicts:
         return _verdicts[key]
     try:
-        verdict = (_program(rule).execute({"self": projected}) is True, "")
+        verdict = (_program(rule).execute({"self": projected}) is True, "", "")
     except Exception as exc:   # a value the rule cannot take is refused by the API server too
-        verdict = (False, str(exc).split(".")[0])
+        evaluation = _evaluation_error(exc)
+        verdict = (False, evaluation or str(exc).split(".")[0], evaluation)
     if key is not None:
         if len(_verdicts) >= _CACHE_MAX:
             _verdicts.clear()
@@ -313,7 +381,11 @@ def violations_of(rules: _Node | None, data: dict, lenient: bool = False) -> Ite
 
     `lenient`: a rule this engine cannot compile or evaluate on the value says nothing (the rules of a CRD
     found in a run, written for the API server's CEL environment and its libraries, kdt.schemas.crds),
-    where the Trainer CRDs' rules, all of which are known to run here, report it."""
+    where the Trainer CRDs' rules, all of which are known to run here, report it. An error the API server's
+    evaluation gives too (no such key, index out of bounds, division by zero) is reported either way.
+
+    Every rule is evaluated wherever its schema node sits: the object, nested objects, the items of lists and
+    the values of maps (`*`), at any depth (tests/validate/test_crd_rule_positions.py, per CRD set)."""
     if rules is None:
         return
     found: list = []
@@ -330,10 +402,12 @@ def violations_of(rules: _Node | None, data: dict, lenient: bool = False) -> Ite
             if isinstance(value, int) and not isinstance(value, bool) and not lo <= value <= hi:
                 yield path, f"{value} is out of the {r['format']} range", "format"
         else:
-            ok, error = _cel(r["cel"], value)
-            if error and lenient:
+            ok, error, evaluation = _cel(r["cel"], value)
+            if evaluation:
+                yield path, f"{evaluation} evaluating rule: {r['message']} (CEL rule `{r['cel']}`)", "cel"
+            elif error and lenient:
                 continue
-            if error:
+            elif error:
                 yield path, f"{r['message']} (CEL rule `{r['cel']}` failed: {error})", "cel"
             elif not ok:
                 yield path, f"{r['message']} (CEL rule `{r['cel']}`)", "cel"
