@@ -1,4 +1,4 @@
-"""The enums, integer formats and CEL rules (`x-kubernetes-validations`) of the official CRDs.
+"""The enums, integer formats, list types and CEL rules (`x-kubernetes-validations`) of the official CRDs.
 
 The JSON schemas of the Kubeflow kinds come from the API packages (generate.py),
 which carry neither enums nor CEL rules; the API server enforces both. This
@@ -11,6 +11,8 @@ DIR holds the release's `trainer.kubeflow.org_*.yaml` CRDs (kubeflow/trainer
 manifests/base/crds at tag v<release>.0; the shared corpus has them at
 corpus/kubeflow/crds/trainer-v<release>.0). What is kept:
 - CEL rules that do not compare with `oldSelf` (those only judge updates);
+- `x-kubernetes-list-type: map` and `set` arrays, everywhere (the API server enforces them on every custom
+  resource, the Kubernetes types a CRD embeds included), with the defaults of a map's key fields;
 - enums and int32/int64 formats outside the Kubernetes types the CRDs embed
   (pod templates, env, volumes: the Kubernetes schemas check those);
 - nothing under `status` (the controller writes it).
@@ -48,11 +50,15 @@ def _in_k8s_type(path: tuple) -> bool:
 
 
 def _walk(node: Any, path: tuple, out: list, enums: bool = True, k8s_type=_in_k8s_type) -> None:
-    """Every CEL rule (but those comparing with `oldSelf`), enum (`enums`) and int32/int64 format of a CRD
-    schema node and the nodes below it, `status` aside; `k8s_type(path)`: a subtree whose enums and formats
-    are the Kubernetes schemas' business."""
+    """Every CEL rule (but those comparing with `oldSelf`), `x-kubernetes-list-type` map and set, enum
+    (`enums`) and int32/int64 format of a CRD schema node and the nodes below it, `status` aside;
+    `k8s_type(path)`: a subtree whose enums and formats are the Kubernetes schemas' business."""
     if not isinstance(node, dict) or path[:1] == ("status",):
         return
+    listed = node.get("x-kubernetes-list-type")
+    if listed in ("map", "set") and node.get("type") == "array":
+        # enforced on every custom resource, Kubernetes types embedded in the CRD included
+        out.append(_list_rule(node, path))
     for v in node.get("x-kubernetes-validations") or ():
         if isinstance(v, dict) and isinstance(v.get("rule"), str) and "oldSelf" not in v["rule"]:
             out.append({"path": list(path), "cel": v["rule"], "message": v.get("message") or v["rule"]})
@@ -67,6 +73,19 @@ def _walk(node: Any, path: tuple, out: list, enums: bool = True, k8s_type=_in_k8
         _walk(node["items"], path + ("*",), out, enums, k8s_type)
     if isinstance(node.get("additionalProperties"), dict):
         _walk(node["additionalProperties"], path + ("*",), out, enums, k8s_type)
+
+
+def _list_rule(node: dict, path: tuple) -> dict:
+    """An `x-kubernetes-list-type: map` or `set` array: its keys, and the defaults of its key fields (the API
+    server defaults an item before its keys are compared)."""
+    if node["x-kubernetes-list-type"] == "set":
+        return {"path": list(path), "list": "set"}
+    keys = [k for k in node.get("x-kubernetes-list-map-keys") or () if isinstance(k, str)]
+    items = node.get("items") if isinstance(node.get("items"), dict) else {}
+    props = items.get("properties") if isinstance(items.get("properties"), dict) else {}
+    defaults = {k: props[k]["default"] for k in keys
+                if isinstance(props.get(k), dict) and props[k].get("default") is not None}
+    return {"path": list(path), "list": "map", "keys": keys, **({"defaults": defaults} if defaults else {})}
 
 
 def schema_rules(schema: dict) -> list[dict]:
@@ -391,7 +410,10 @@ def violations_of(rules: _Node | None, data: dict, lenient: bool = False) -> Ite
     found: list = []
     _matches(rules, data, (), found)
     for r, path, value in found:
-        if "enum" in r:
+        if "list" in r:
+            for i, item in duplicates(r, value):
+                yield path + (i,), f"Duplicate value: {_go_value(item)}", "list-type"
+        elif "enum" in r:
             if value not in r["enum"]:
                 opts = ", ".join(json.dumps(o) for o in r["enum"])
                 yield path, f"{json.dumps(value)} is not one of: {opts}", "enum"
@@ -411,6 +433,62 @@ def violations_of(rules: _Node | None, data: dict, lenient: bool = False) -> Ite
                 yield path, f"{r['message']} (CEL rule `{r['cel']}` failed: {error})", "cel"
             elif not ok:
                 yield path, f"{r['message']} (CEL rule `{r['cel']}`)", "cel"
+
+
+# x-kubernetes-list-type: apiextensions-apiserver v0.36.3 pkg/apiserver/schema/listtype/validation.go,
+# ValidateListSetsAndMaps, run on every custom resource after its defaults (pkg/registry/customresource/strategy.go).
+
+class _Unspecified:
+    """An item without the key field (listtype's unspecifiedKeyValue)."""
+
+
+_UNSPECIFIED = _Unspecified()
+
+
+def _identity(x: Any) -> Any:
+    """What Go compares: compound values by their JSON, scalars by type and value (true is not 1, 1 is not 1.0)."""
+    if isinstance(x, (dict, list)):
+        return ("json", json.dumps(x, sort_keys=True, separators=(",", ":"), default=str))
+    return (type(x).__name__, x)
+
+
+def _non_unique(values: list) -> list[int]:
+    """validateListSet: the index of the second occurrence of each repeated value (a third is not reported)."""
+    seen: dict = {}
+    out = []
+    for i, x in enumerate(values):
+        key = _identity(x) if x is not _UNSPECIFIED else ("unspecified",)
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] == 2:
+            out.append(i)
+    return out
+
+
+def duplicates(rule: dict, value: Any) -> list[tuple[int, Any]]:
+    """(index, the value the API server names) of each duplicate of a list-type set or map."""
+    if not isinstance(value, list) or len(value) <= 1:
+        return []
+    if rule["list"] == "set":
+        return [(i, value[i]) for i in _non_unique(value)]
+    if not all(x is None or isinstance(x, dict) for x in value):
+        return []      # "must be an object for an array of list-type map": the schema's finding
+    keys, defaults = rule["keys"], rule.get("defaults") or {}
+
+    def field(x, k):
+        if isinstance(x, dict) and k in x:
+            return x[k]
+        return defaults.get(k, _UNSPECIFIED) if isinstance(x, dict) else _UNSPECIFIED
+    if len(keys) == 1:
+        k = keys[0]
+        found = [field(x, k) for x in value]
+        return [(i, {} if found[i] is _UNSPECIFIED else {k: found[i]}) for i in _non_unique(found)]
+    found = [{k: v for k in keys if (v := field(x, k)) is not _UNSPECIFIED} for x in value]
+    return [(i, found[i]) for i in _non_unique(found)]
+
+
+def _go_value(x: Any) -> str:
+    """A value as field.Duplicate prints it: strings quoted, objects as JSON."""
+    return json.dumps(x, sort_keys=True, separators=(",", ":"), default=str)
 
 
 # Generator command -------------------------------------------------------------
