@@ -26,7 +26,9 @@ RULES = {
     P.RULE_CONTAINER: "A container name that is no DNS-1123 label or is used twice, a missing image, a policy value "
                       "the API does not know (validateContainers, validateContainerCommon).",
     P.RULE_PORT: "A port number outside 1-65535, a port name that is no IANA service name (15 characters, lower "
-                 "case), a port name used twice, conflicting host ports (validateContainerPorts).",
+                 "case), a port name used twice, conflicting host ports (validateContainerPorts); a warning where "
+                 "the API server warns: a port listed twice, overlapping or ambiguous host ports, a port name in "
+                 "two containers, hostIP without hostPort (pkg/api/pod/warnings.go).",
     P.RULE_ENV: "An env or envFrom entry the API server refuses: its name, a valueFrom with no or several sources, a "
                 "field path or key it does not know (ValidateEnv, ValidateEnvFrom).",
     P.RULE_VOLUME: "A volume or mount the API server refuses: names, duplicates, several sources, a mount naming no "
