@@ -28,7 +28,7 @@ import re
 from typing import Any
 from urllib.parse import urlparse
 
-from . import formats as F
+from .. import formats as F
 from .checker import Report, d, lst
 
 RULE_CRD = "api-crd"
