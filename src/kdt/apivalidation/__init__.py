@@ -18,6 +18,8 @@ rules a training job meets, one module per area:
   every operator kind declares to the registry (kdt.kinds: PyTorchJob and the other
   Training Operator jobs, JobSet, the runtimes) and TrainJob's trainer;
 - objects.py: Service, PersistentVolumeClaim, ConfigMap, Secret;
+- crd.py: a CustomResourceDefinition itself (apiextensions-apiserver validation.go): its name, group,
+  versions (one storage version), names, and schemas (known types, structural, list and map types);
 - dispatch.py: which checks each kind gets (asks kdt.kinds), and the rules (`RULES`).
 
 Each finding is an error with a rule of RULES (`api-<area>`), located at the
