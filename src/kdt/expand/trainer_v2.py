@@ -476,8 +476,13 @@ def _build(b: _Build) -> None:
             for name, value in values.items():
                 put(ensure_dict(pmeta, key), name, value, mp + (key,), b.trace,
                     f"{GANG}: the PodGroup's name (builder.go PodLabels/PodAnnotations)")
-    if b.spec.get("suspend") is not None:
-        put(b.js_spec, "suspend", b.spec["suspend"], SPEC, b.trace, f"{BUILDER}: TrainJob spec.suspend")
+    # jobset.go Build: Suspend(trainJob.Spec.Suspend), copied as the API server stored it; the TrainJob CRD
+    # defaults it to false (trainjob_types.go `+kubebuilder:default=false`, v2.1.0 and v2.3.0), so the JobSet
+    # always has it (test/integration/controller/trainjob_controller_test.go compares Suspend on every JobSet).
+    suspend = b.spec.get("suspend")
+    put(b.js_spec, "suspend", suspend if suspend is not None else False, SPEC, b.trace,
+        f"{BUILDER}: TrainJob spec.suspend" + ("" if suspend is not None else
+                                              " (the TrainJob CRD's default false, trainjob_types.go)"))
 
 
 def _initializers(b: _Build) -> None:
