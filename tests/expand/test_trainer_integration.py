@@ -55,3 +55,52 @@ def test_jobset_suspend_is_the_trainjobs_defaulted_suspend():
             assert js["spec"]["suspend"] is want, (version, spec)
             job = [e for e in objs if e.kind == "Job"][0].obj
             assert job["spec"].get("suspend", False) is want
+
+
+def _sidecar_env(objs):
+    js = one(objs, "JobSet").obj
+    pod = js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+    return [(e["name"], e["value"]) for e in next(c for c in pod["containers"] if c["name"] == "sidecar")["env"]]
+
+
+PATCH_23 = (", runtimePatches: [{manager: test.io/m, trainingRuntimeSpec: {template: {spec: {replicatedJobs: "
+            "[{name: node, template: {spec: {template: {spec: {containers: [{name: sidecar, env: ENV}]}}}}}]}}}}]")
+OVERRIDE_21 = ", podTemplateOverrides: [{targetJobs: [{name: node}], spec: {containers: [{name: sidecar, env: ENV}]}}]"
+
+
+def test_env_merged_by_a_patch_or_override_is_in_strategic_merge_patch_order():
+    """apimachinery strategicpatch mergeSlice/mergeSortedSlice, what both releases call (2.1
+    mergePodTemplateOverrides, 2.3 mergeRuntimePatches): the patch's items in its order, a base item first
+    only while it stands before the next patch item in the base. The integration tests' case (runtime
+    [INIT_ENV, DATASET_PATH], patch [INIT_ENV, NEW_VALUE] -> [INIT_ENV, NEW_VALUE, DATASET_PATH]) and more."""
+    cases = [("[{name: B, value: b}]", [("B", "b"), ("A", "1"), ("C", "3")]),
+             ("[{name: A, value: x}, {name: B, value: b}]", [("A", "x"), ("B", "b"), ("C", "3")]),
+             ("[{name: C, value: x}, {name: B, value: b}]", [("A", "1"), ("C", "x"), ("B", "b")])]
+    for env, want in cases:
+        for version, spec in (("2.3", PATCH_23), ("2.1", OVERRIDE_21)):
+            objs, findings = expand_documents(docs(spec.replace("ENV", env)), trainer_version=version)
+            assert [f for f in findings if f.level == "error"] == [], findings
+            assert _sidecar_env(objs) == want, (version, env)
+    # a patch naming base items against their base order: the patch's order wins (normalizeSliceOrder)
+    objs, _ = expand_documents(docs(PATCH_23.replace("ENV", "[{name: C, value: x}, {name: A, value: z}]")),
+                               trainer_version="2.3")
+    assert _sidecar_env(objs) == [("C", "x"), ("A", "z")]
+
+
+def test_what_a_dollar_reference_sees_follows_the_merged_order():
+    """The kubelet expands $(VAR) in an env value from the entries before it only; a patched B = $(A)-x
+    goes before A (new patch items first), so it stays literal in the pod kdt run starts (kdt.run.pods)."""
+    from kdt.run.pods import Container, LocalPod, container_env
+    for version, spec in (("2.3", PATCH_23), ("2.1", OVERRIDE_21)):
+        objs, _ = expand_documents(docs(spec.replace("ENV", '[{name: B, value: "$(A)-x"}]')), trainer_version=version)
+        pod = next(e for e in objs if e.kind == "Pod")
+        c = next(c for c in pod.obj["spec"]["containers"] if c["name"] == "sidecar")
+        lp = LocalPod(pod.name, pod.obj, None, "tj", "node", 0, pod.source)
+        env = container_env(lp, Container("sidecar", c, (), pod.source), {})
+        assert env["B"] == "$(A)-x" and env["A"] == "1", version
+        # patched after A (both named, A first): B sees A
+        objs, _ = expand_documents(docs(spec.replace("ENV", '[{name: A, value: "1"}, {name: B, value: "$(A)-x"}]')),
+                                   trainer_version=version)
+        pod = next(e for e in objs if e.kind == "Pod")
+        c = next(c for c in pod.obj["spec"]["containers"] if c["name"] == "sidecar")
+        assert container_env(lp, Container("sidecar", c, (), pod.source), {})["B"] == "1-x"

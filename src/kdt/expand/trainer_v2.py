@@ -227,7 +227,10 @@ def _apply_patches(b: _Build) -> None:
                 into[k] = v
                 b.label_origin[("metadata", key, k)] = origin
         patch_jobs = [pj for pj in ((tmpl.get("spec") or {}).get("replicatedJobs") or []) if isinstance(pj, dict)]
-        merge_list(b.rjobs, patch_jobs, "name", SPEC + ("replicatedJobs",), b.trace, origin)
+        # strategicpatch.StrategicMergePatch on the JobSetSpec (replicatedJobs merge by name, jobset v0.12.0
+        # jobset_types.go), the lists inside in the order it gives (kdt.expand.merge.merge_list); then
+        # mergeRuntimePatches sorts replicatedJobs back into the runtime's order.
+        merge_list(b.rjobs, patch_jobs, "name", SPEC + ("replicatedJobs",), b.trace, origin, keep_order=True)
 
 
 def _defaults(b: _Build) -> None:
