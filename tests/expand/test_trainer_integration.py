@@ -104,3 +104,32 @@ def test_what_a_dollar_reference_sees_follows_the_merged_order():
         pod = next(e for e in objs if e.kind == "Pod")
         c = next(c for c in pod.obj["spec"]["containers"] if c["name"] == "sidecar")
         assert container_env(lp, Container("sidecar", c, (), pod.source), {})["B"] == "1-x"
+
+
+def test_trainer_23_writes_the_runtime_snapshot_configmap_and_21_does_not():
+    """pkg/runtime/core/snapshot.go (v2.3.0) createRuntimeSnapshot; the integration tests' 'Integration Tests
+    for Runtime Snapshots': name <job>-runtime-snapshot, owner the TrainJob (controller, blockOwnerDeletion),
+    data key runtime holding the runtime's YAML (its kind and name)."""
+    import yaml
+    objs, findings = expand_documents(docs(", suspend: true"), trainer_version="2.3")
+    cm = one(objs, "ConfigMap").obj
+    assert cm["metadata"]["name"] == "tj-runtime-snapshot" and cm["metadata"]["namespace"] == "ns"
+    assert cm["metadata"]["ownerReferences"] == [{"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob",
+                                                  "name": "tj", "controller": True, "blockOwnerDeletion": True}]
+    text = cm["data"]["runtime"]
+    assert "kind: TrainingRuntime" in text and "name: rt" in text
+    back = yaml.safe_load(text)
+    assert back["spec"]["template"]["spec"]["replicatedJobs"][0]["name"] == "node"
+    # sigs.k8s.io/yaml: keys sorted, lists at their key's indent
+    assert text.index("apiVersion:") < text.index("kind:") < text.index("metadata:") < text.index("spec:")
+    assert "      replicatedJobs:\n      - name: node\n" in text
+    assert [e for e in expand_documents(docs(""), trainer_version="2.1")[0] if e.kind == "ConfigMap"] == []
+
+
+def test_snapshot_quantities_are_canonical_and_scripts_literal():
+    from kdt.operators.trainer_v2 import snapshot_yaml
+    text = snapshot_yaml({"kind": "TrainingRuntime", "spec": {"c": {"resources": {"requests": {"cpu": "1000m",
+                          "memory": "1024Mi"}}, "command": ["sh", "-c", "a\nb"], "args": ["true", "x"]}}})
+    # go-yaml v2: a string that reads as another type double-quoted, a multi-line one a literal block
+    assert 'cpu: "1"' in text and "memory: 1Gi" in text and '- "true"\n    - x\n' in text
+    assert "    - |-\n      a\n      b\n" in text
