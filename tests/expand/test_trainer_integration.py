@@ -133,3 +133,68 @@ def test_snapshot_quantities_are_canonical_and_scripts_literal():
     # go-yaml v2: a string that reads as another type double-quoted, a multi-line one a literal block
     assert 'cpu: "1"' in text and "memory: 1Gi" in text and '- "true"\n    - x\n' in text
     assert "    - |-\n      a\n      b\n" in text
+
+
+TORCH_RUNTIME = RUNTIME.replace("mlPolicy: {numNodes: 1}", "mlPolicy: {numNodes: 1, torch: {}}")
+GRACE = (", runtimePatches: [{manager: test.io/m, trainingRuntimeSpec: {template: {spec: {replicatedJobs: [{name: node, "
+         "template: {spec: {template: {spec: {terminationGracePeriodSeconds: GRACE}}}}}]}}}}]")
+# What the API server refuses by the CRDs' schemas and CEL rules (test/integration/webhooks/trainjob_test.go and
+# the CRDs of each release): (release, TrainJob name, its spec's tail, runtime, the refused kind, path).
+REFUSED = [
+    ("2.3", "1jobname", "", RUNTIME, "TrainJob", ""),
+    ("2.3", "Invalid-job-name", "", RUNTIME, "TrainJob", ""),
+    ("2.3", "jobname-", "", RUNTIME, "TrainJob", ""),
+    ("2.3", "this-name-is-way-too-long-for-a-rfc1035-label-and-should-fail-validation", "", RUNTIME, "TrainJob", ""),
+    ("2.3", "tj", ", managedBy: invalid", RUNTIME, "TrainJob", "spec.managedBy"),
+    ("2.3", "tj", ", initializer: {dataset: {storageUri: invalid-uri}}", RUNTIME, "TrainJob",
+     "spec.initializer.dataset.storageUri"),
+    ("2.3", "tj", ", initializer: {model: {storageUri: 'hf://'}}", RUNTIME, "TrainJob", "spec.initializer.model.storageUri"),
+    ("2.3", "tj", ', trainer: {command: ["' + "a" * (1048576 + 1) + '"]}', RUNTIME, "TrainJob", "spec.trainer.command[0]"),
+    ("2.3", "tj", ', trainer: {args: ["' + "a" * (1048576 + 1) + '"]}', RUNTIME, "TrainJob", "spec.trainer.args[0]"),
+    ("2.3", "tj", GRACE.replace("GRACE", "-1"), RUNTIME, "TrainJob",
+     "spec.runtimePatches[0].trainingRuntimeSpec.template.spec.replicatedJobs[0].template.spec.template.spec."
+     "terminationGracePeriodSeconds"),
+    ("2.3", "tj", "", RUNTIME.replace("mlPolicy: {numNodes: 1}", "mlPolicy: {numNodes: 1, torch: {}, mpi: {}}"),
+     "TrainingRuntime", "spec.mlPolicy"),
+    ("2.3", "tj", "", RUNTIME.replace("mlPolicy: {numNodes: 1}", "mlPolicy: {numNodes: 1, mpi: {mpiImplementation: Foo}}"),
+     "TrainingRuntime", "spec.mlPolicy.mpi.mpiImplementation"),
+    ("2.1", "tj", "", RUNTIME.replace("mlPolicy: {numNodes: 1}", "mlPolicy: {numNodes: 2, torch: {elasticPolicy: "
+                                      "{maxNodes: 3}}}"), "TrainingRuntime", "spec.mlPolicy"),
+]
+
+
+def test_what_the_api_server_refuses_previews_as_the_refusal():
+    """A TrainJob or runtime the CRD's schema, limits or CEL rules refuse creates nothing: the preview gives
+    validation's own finding (kdt validate's, at the release) and, for a TrainJob whose runtime is refused,
+    says why nothing is created; as webhook refusals do, an error (exit 1)."""
+    from kdt.validate import validate_documents
+    for version, name, spec, runtime, kind, path in REFUSED:
+        d = docs(spec, runtime, name=name)
+        objs, findings = expand_documents(d, trainer_version=version)
+        assert objs == [], (version, name, spec[:60])
+        errors = [f for f in findings if f.level == "error"]
+        assert [(f.rule, f.kind, f.path) for f in errors if f.rule == "schema"] == [("schema", kind, path)], \
+            (version, name, spec[:60], [(f.rule, f.path, f.message[:80]) for f in errors])
+        assert set(f for f in errors if f.rule == "schema") <= set(validate_documents(d, trainer_version=version))
+        if kind != "TrainJob":
+            assert [(f.rule, f.kind) for f in errors if f.rule != "schema"] == [("expand", "TrainJob")]
+            assert "the API server refuses TrainingRuntime/rt" in errors[-1].message
+
+
+def test_what_the_api_server_admits_still_previews():
+    """The integration tests' admitted neighbours of each refusal: a 63-character name, the two managedBy
+    values (multikueue: held), an empty or scheme://path storageUri, a command item at the limit, a grace
+    period of 0 or 300."""
+    admitted = [("2.3", "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijk", ""),
+                ("2.3", "tj", ", managedBy: trainer.kubeflow.org/trainjob-controller"),
+                ("2.3", "tj", ', trainer: {command: ["' + "a" * 1048576 + '"]}'),
+                ("2.3", "tj", GRACE.replace("GRACE", "0")), ("2.3", "tj", GRACE.replace("GRACE", "300")),
+                ("2.1", "tj", "")]
+    for version, name, spec in admitted:
+        objs, findings = expand_documents(docs(spec, name=name), trainer_version=version)
+        assert [f for f in findings if f.level == "error"] == [] and one(objs, "JobSet"), (version, name, spec[:60])
+    from kdt.validate import validate_documents     # the runtime here has no initializer job: validation alone
+    for uri in ("''", "'hf://org/model'", "'s3://bucket/path'"):
+        assert validate_documents(docs(f", initializer: {{model: {{storageUri: {uri}}}}}"), trainer_version="2.3") == []
+    result = expand_documents(docs(", managedBy: kueue.x-k8s.io/multikueue"), trainer_version="2.3")
+    assert result[1] == [] and "leaves the job to that controller" in result.held[0].reason
