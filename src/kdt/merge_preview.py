@@ -54,9 +54,15 @@ def expand_documents(docs: Iterable[Document], trainer_version: str | None = Non
     out: list[Expanded] = []
     held: list[Held] = []
     findings: list[Finding] = []
+    validated: dict = {}        # (id of a document, release) -> its errors
+    reported: set = set()       # ids of documents whose refusal is already among the findings
     for d in docs:
         k = K.of(d)
         if k is None or not isinstance(d.data, dict):
+            continue
+        refused = _refusals(k, d, ctx, validated, reported)
+        if refused:
+            findings.extend(refused)
             continue
         try:
             result = k.expand(d, ctx)
@@ -74,6 +80,35 @@ def expand_documents(docs: Iterable[Document], trainer_version: str | None = Non
         held.extend(x for x in e if isinstance(x, Held))
         findings.extend(f)
     return Expansion(out, findings, held)
+
+
+def _refusals(k, d: Document, ctx, validated: dict, reported: set) -> list[Finding]:
+    """What the API server refuses of `d` and the documents its expansion reads (the kind's
+    `admission_inputs`) by their CRDs' schema, enums, limits and CEL rules, asked of validation
+    (kdt.validate, the same findings `kdt validate` gives) at the release the preview builds for: each
+    refused document's errors once, and for `d` when it is admitted but what it reads is not, why nothing
+    is created. As a webhook refusal (kdt.operators.admission), a refusal creates nothing."""
+    inputs, release = k.admission_inputs(d, ctx)
+    if not inputs:
+        return []
+    from .validate import RULE as SCHEMA, validate_documents
+    out: list[Finding] = []
+    refused = []
+    for doc in inputs:
+        key = (id(doc), release)
+        if key not in validated:
+            validated[key] = [f for f in validate_documents([doc], trainer_version=release)
+                              if f.level != WARNING and f.rule == SCHEMA]
+        if validated[key]:
+            refused.append(doc)
+            if id(doc) not in reported:
+                reported.add(id(doc))
+                out.extend(validated[key])
+    if refused and refused[0] is not d:
+        other = refused[0]
+        out.append(d.finding("expand", f"nothing is created: the API server refuses {other.kind}/{other.name}, "
+                                       "which this object needs (its findings say why)"))
+    return out
 
 
 def summary_line(target: str, expanded: list[Expanded], held: list[Held] = ()) -> str:

@@ -154,6 +154,12 @@ class Kind:
         return {}
 
     # ------------------------------------------------------------ merge preview
+    def admission_inputs(self, doc: "Document", ctx: ExpandContext) -> "tuple[list[Document], str | None]":
+        """The documents the API server must admit before the operator creates anything from `doc` (itself and
+        what its expansion reads) and the Trainer release whose CRDs judge them; the merge preview asks
+        validation for their errors (kdt.merge_preview). ([], None): the preview does not ask."""
+        return [], None
+
     def expand(self, doc: "Document", ctx: ExpandContext) -> "tuple[list[Expanded], list[Finding]] | None":
         """The objects the operator creates from `doc`; None when this kind is not expanded (not modelled)."""
         return None

@@ -41,6 +41,13 @@ class TrainJob(_Trainer):
         if isinstance(trainer, dict):
             yield ("spec", "trainer"), trainer
 
+    def admission_inputs(self, doc, ctx):
+        """The TrainJob and its runtime, at the release the preview builds for: the API server refuses either
+        by its CRD's schema and CEL rules before the controller reads them."""
+        rt = expand_tv2.find_runtime(doc, ctx.docs)
+        version = ctx.trainer_version or expand_tv2.infer_version(doc.data)
+        return [doc] + ([rt] if rt is not None else []), TV2.checked_as(version)
+
     def expand(self, doc, ctx):
         return expand_tv2.expand(doc, ctx.docs, ctx.load, ctx.trainer_version, ctx.options)
 

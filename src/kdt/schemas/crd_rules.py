@@ -49,10 +49,25 @@ def _in_k8s_type(path: tuple) -> bool:
     return any(path[i] == "replicatedJobs" and "template" in path[i + 1:] for i in range(len(path)))
 
 
-def _walk(node: Any, path: tuple, out: list, enums: bool = True, k8s_type=_in_k8s_type) -> None:
+# The value limits of an OpenAPI schema node the API server enforces on a custom resource (apiextensions
+# validation: minimum/maximum, lengths, item and property counts); kept from the Trainer CRDs outside a
+# runtime's JobTemplateSpec (a Kubernetes type, whose limits kdt.apivalidation checks), so a TrainJob's
+# runtimePatches pod spec (Trainer's PodSpecPatch: terminationGracePeriodSeconds `minimum: 0`,
+# trainjob_types.go +kubebuilder:validation:Minimum=0 at v2.3.0) and spec.trainer.command items (maxLength
+# 1048576) are held to them.
+LIMITS = ("minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties")
+
+
+def _in_job_template(path: tuple) -> bool:
+    """A runtime's replicatedJobs[*].template (batch/v1 JobTemplateSpec); a TrainJob's patches are Trainer types."""
+    return "runtimePatches" not in path and any(
+        path[i] == "replicatedJobs" and "template" in path[i + 1:] for i in range(len(path)))
+
+
+def _walk(node: Any, path: tuple, out: list, enums: bool = True, k8s_type=_in_k8s_type, limits: bool = False) -> None:
     """Every CEL rule (but those comparing with `oldSelf`), `x-kubernetes-list-type` map and set, enum
-    (`enums`) and int32/int64 format of a CRD schema node and the nodes below it, `status` aside;
-    `k8s_type(path)`: a subtree whose enums and formats are the Kubernetes schemas' business."""
+    (`enums`), int32/int64 format and (`limits`) value limit of a CRD schema node and the nodes below it,
+    `status` aside; `k8s_type(path)`: a subtree whose enums and formats are the Kubernetes schemas' business."""
     if not isinstance(node, dict) or path[:1] == ("status",):
         return
     listed = node.get("x-kubernetes-list-type")
@@ -67,12 +82,16 @@ def _walk(node: Any, path: tuple, out: list, enums: bool = True, k8s_type=_in_k8
             out.append({"path": list(path), "enum": node["enum"]})
         if node.get("format") in INT_RANGE and node.get("type") == "integer":
             out.append({"path": list(path), "format": node["format"]})
+    if limits and not _in_job_template(path):
+        for key in LIMITS:
+            if isinstance(node.get(key), (int, float)) and not isinstance(node.get(key), bool):
+                out.append({"path": list(path), "limit": key, "value": node[key]})
     for k, p in (node.get("properties") or {}).items() if isinstance(node.get("properties"), dict) else ():
-        _walk(p, path + (k,), out, enums, k8s_type)
+        _walk(p, path + (k,), out, enums, k8s_type, limits)
     if isinstance(node.get("items"), dict):
-        _walk(node["items"], path + ("*",), out, enums, k8s_type)
+        _walk(node["items"], path + ("*",), out, enums, k8s_type, limits)
     if isinstance(node.get("additionalProperties"), dict):
-        _walk(node["additionalProperties"], path + ("*",), out, enums, k8s_type)
+        _walk(node["additionalProperties"], path + ("*",), out, enums, k8s_type, limits)
 
 
 def _list_rule(node: dict, path: tuple) -> dict:
@@ -103,7 +122,7 @@ def extract(crds: list[dict], release: str, source: str) -> dict:
         group, kind = crd["spec"]["group"], crd["spec"]["names"]["kind"]
         for version in crd["spec"]["versions"]:
             rules: list = []
-            _walk(version["schema"]["openAPIV3Schema"], (), rules)
+            _walk(version["schema"]["openAPIV3Schema"], (), rules, limits=True)
             kinds.setdefault(f"{group}/{version['name']}", {})[kind] = rules
             if kind in TV2.RUNTIME_KINDS and JOBSET not in kinds.get(JOBSET_AV, {}):
                 n = len(RUNTIME_JOBSET_SPEC)
@@ -423,6 +442,10 @@ def violations_of(rules: _Node | None, data: dict, lenient: bool = False) -> Ite
                 value = int(value)          # past int64, kubectl's reader gives a float64
             if isinstance(value, int) and not isinstance(value, bool) and not lo <= value <= hi:
                 yield path, f"{value} is out of the {r['format']} range", "format"
+        elif "limit" in r:
+            broken = _limit_broken(r["limit"], r["value"], value)
+            if broken:
+                yield path, broken, "limit"
         else:
             ok, error, evaluation = _cel(r["cel"], value)
             if evaluation:
@@ -489,6 +512,29 @@ def duplicates(rule: dict, value: Any) -> list[tuple[int, Any]]:
 def _go_value(x: Any) -> str:
     """A value as field.Duplicate prints it: strings quoted, objects as JSON."""
     return json.dumps(x, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def _limit_broken(limit: str, bound, value) -> str:
+    """The API server's message (k8s.io/apiextensions-apiserver pkg/apiserver/validation, kube-openapi
+    validate: field.TooLong / TooMany / Invalid) when `value` breaks the schema's `limit`, else ''."""
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if limit == "minimum" and number and value < bound:
+        return f"Invalid value: {value}: should be greater than or equal to {bound}"
+    if limit == "maximum" and number and value > bound:
+        return f"Invalid value: {value}: should be less than or equal to {bound}"
+    if limit == "maxLength" and isinstance(value, str) and len(value) > bound:
+        return f"Too long: may not be more than {bound} characters"
+    if limit == "minLength" and isinstance(value, str) and len(value) < bound:
+        return f"Invalid value: should be at least {bound} characters long"
+    if limit == "maxItems" and isinstance(value, list) and len(value) > bound:
+        return f"Too many: {len(value)}: must have at most {bound} items"
+    if limit == "minItems" and isinstance(value, list) and len(value) < bound:
+        return f"Invalid value: should have at least {bound} items"
+    if limit == "maxProperties" and isinstance(value, dict) and len(value) > bound:
+        return f"Too many: {len(value)}: must have at most {bound} properties"
+    if limit == "minProperties" and isinstance(value, dict) and len(value) < bound:
+        return f"Invalid value: should have at least {bound} properties"
+    return ""
 
 
 # Generator command -------------------------------------------------------------

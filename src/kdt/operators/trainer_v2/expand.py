@@ -224,7 +224,10 @@ def _apply_patches(b: _Build) -> None:
                 into[k] = v
                 b.label_origin[("metadata", key, k)] = origin
         patch_jobs = [pj for pj in ((tmpl.get("spec") or {}).get("replicatedJobs") or []) if isinstance(pj, dict)]
-        merge_list(b.rjobs, patch_jobs, "name", SPEC + ("replicatedJobs",), b.trace, origin)
+        # strategicpatch.StrategicMergePatch on the JobSetSpec (replicatedJobs merge by name, jobset v0.12.0
+        # jobset_types.go), the lists inside in the order it gives (kdt.expand.merge.merge_list); then
+        # mergeRuntimePatches sorts replicatedJobs back into the runtime's order.
+        merge_list(b.rjobs, patch_jobs, "name", SPEC + ("replicatedJobs",), b.trace, origin, keep_order=True)
 
 
 def _defaults(b: _Build) -> None:
@@ -473,8 +476,13 @@ def _build(b: _Build) -> None:
             for name, value in values.items():
                 put(ensure_dict(pmeta, key), name, value, mp + (key,), b.trace,
                     f"{GANG}: the PodGroup's name (builder.go PodLabels/PodAnnotations)")
-    if b.spec.get("suspend") is not None:
-        put(b.js_spec, "suspend", b.spec["suspend"], SPEC, b.trace, f"{BUILDER}: TrainJob spec.suspend")
+    # jobset.go Build: Suspend(trainJob.Spec.Suspend), copied as the API server stored it; the TrainJob CRD
+    # defaults it to false (trainjob_types.go `+kubebuilder:default=false`, v2.1.0 and v2.3.0), so the JobSet
+    # always has it (test/integration/controller/trainjob_controller_test.go compares Suspend on every JobSet).
+    suspend = b.spec.get("suspend")
+    put(b.js_spec, "suspend", suspend if suspend is not None else False, SPEC, b.trace,
+        f"{BUILDER}: TrainJob spec.suspend" + ("" if suspend is not None else
+                                              " (the TrainJob CRD's default false, trainjob_types.go)"))
 
 
 def _initializers(b: _Build) -> None:
@@ -571,6 +579,27 @@ def _children(b: _Build, js: dict, limit: Limit) -> list[Expanded]:
     return XJ.expanded(built, b.job, b.rt_doc, ("spec", "template"))
 
 
+def _snapshot(b: _Build) -> Expanded | None:
+    """2.3: the runtime snapshot ConfigMap NewObjects writes before it builds (pkg/runtime/core/snapshot.go
+    createRuntimeSnapshot, v2.3.0): the runtime as written; the stored one also has the API server's metadata
+    (uid, resourceVersion, ...) and the CRD's defaults, which a preview cannot know."""
+    if not TV2.has_runtime_snapshot(b.version):
+        return None
+    obj = TV2.runtime_snapshot(b.job.data, b.rt_doc.data)
+    from ruamel.yaml.scalarstring import LiteralScalarString     # shown as a block, as kubectl get -o yaml does
+    data = obj["data"]
+    data[TV2.RUNTIME_SNAPSHOT_KEY] = LiteralScalarString(data[TV2.RUNTIME_SNAPSHOT_KEY])
+    trace = Trace()
+    origin = "Trainer runtime snapshot (pkg/runtime/core/snapshot.go createRuntimeSnapshot)"
+    trace.note(("metadata", "name"), f"{origin}: <trainjob>{TV2.RUNTIME_SNAPSHOT_SUFFIX}")
+    trace.note(("metadata", "ownerReferences"), f"{origin}: the TrainJob (its uid, which the API server assigns)")
+    trace.note(("data", TV2.RUNTIME_SNAPSHOT_KEY),
+               f"{origin}: {b.rt_doc.kind}/{b.rt_doc.name} as sigs.k8s.io/yaml writes it; the stored runtime also "
+               f"has {', '.join(TV2.SERVER_METADATA)} and the CRD's defaults")
+    return Expanded(obj=obj, source=b.job, base=None, base_doc=b.rt_doc, base_path=(), trace=trace,
+                    facts={"runtime_snapshot": True})
+
+
 def expand(job: Document, docs: list[Document], load: LoadFn, version: str | None = None,
            options: dict | None = None) -> tuple[list, list[Finding]]:
     options = options or {}
@@ -651,6 +680,9 @@ def expand(job: Document, docs: list[Document], load: LoadFn, version: str | Non
     if pg is not None:
         out.append(pg)
     out += _children(b, obj, limit)
+    snap = _snapshot(b)
+    if snap is not None:
+        out.append(snap)
     if b.spec.get("suspend") is True:
         b.facts["held"] = ("spec.suspend is true: the JobSet is created suspended, its Jobs suspended, and no pod "
                            "runs until the TrainJob is resumed (builder.go Suspend; jobset_controller.go constructJob)")

@@ -303,3 +303,72 @@ def patch_fields(version: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(pod fields, container fields) a TrainJob of this Trainer release can patch."""
     key = SH.checked_as(version)
     return PATCH_POD_FIELDS[key], PATCH_CONTAINER_FIELDS[key]
+
+
+# ---------------------------------------------------------------- the runtime snapshot (v2.3.0)
+# pkg/runtime/core/snapshot.go (v2.3.0; v2.1.0 has none): the first reconcile of a TrainJob writes the runtime
+# it reads to a ConfigMap `<trainjob>-runtime-snapshot` in the TrainJob's namespace (createRuntimeSnapshot,
+# called by trainingruntime.go / clustertrainingruntime.go NewObjects), owned by the TrainJob (controller,
+# blockOwnerDeletion), data key `runtime`, the runtime as sigs.k8s.io/yaml.Marshal writes it; later
+# reconciles read the runtime from it (getRuntimeSnapshot), so a changed runtime does not change the JobSet.
+RUNTIME_SNAPSHOT_SUFFIX = "-runtime-snapshot"
+RUNTIME_SNAPSHOT_KEY = "runtime"
+# The metadata the API server assigns, which the stored runtime (and so the snapshot) also carries.
+SERVER_METADATA = ("creationTimestamp", "generation", "managedFields", "resourceVersion", "uid")
+
+
+def has_runtime_snapshot(version: str) -> bool:
+    return version_key(version) >= (2, 3)
+
+
+def snapshot_yaml(runtime: dict) -> str:
+    """The runtime as snapshot.go writes it: sigs.k8s.io/yaml v1.6.0 Marshal (encoding/json, then go-yaml v2:
+    keys sorted, lists at their key's indent, multi-line strings literal), resource quantities in
+    resource.Quantity's canonical form (the typed object is marshalled again)."""
+    import yaml
+
+    from ..fields import exact_quantity, format_quantity
+
+    def canon(x, parent=None):
+        if isinstance(x, dict):
+            out = {}
+            for k, v in x.items():
+                if parent == "resources" and k in ("limits", "requests") and isinstance(v, dict):
+                    out[k] = {rk: (format_quantity(*exact_quantity(rv)) if exact_quantity(rv) else rv)
+                              for rk, rv in v.items()}
+                else:
+                    out[k] = canon(v, k)
+            return out
+        if isinstance(x, list):
+            return [canon(v, parent) for v in x]
+        return x
+
+    class _Dumper(yaml.SafeDumper):
+        pass
+
+    def _str(dumper, s):
+        # go-yaml v2 encode.go stringv: a string that would read as another type, or cannot be plain, is
+        # double-quoted; one with a newline is a literal block
+        if "\n" in s:
+            style = "|"
+        elif (not s or dumper.resolve(yaml.ScalarNode, s, (True, False)) != "tag:yaml.org,2002:str"
+              or not dumper.analyze_scalar(s).allow_block_plain):
+            style = '"'
+        else:
+            style = None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", s, style=style)
+    _Dumper.add_representer(str, _str)
+    return yaml.dump(canon(runtime), Dumper=_Dumper, sort_keys=True, default_flow_style=False, allow_unicode=True)
+
+
+def runtime_snapshot(trainjob: dict, runtime: dict) -> dict:
+    """The ConfigMap snapshot.go createRuntimeSnapshot applies for `trainjob` (its uid, assigned by the API
+    server, is left out of the owner reference)."""
+    meta = _d(_d(trainjob).get("metadata"))
+    cm_meta = {"name": f"{meta.get('name')}{RUNTIME_SNAPSHOT_SUFFIX}"}
+    if meta.get("namespace"):
+        cm_meta["namespace"] = meta["namespace"]
+    cm_meta["ownerReferences"] = [{"apiVersion": API_VERSION, "kind": TRAINJOB, "name": meta.get("name"),
+                                   "controller": True, "blockOwnerDeletion": True}]
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": cm_meta,
+            "data": {RUNTIME_SNAPSHOT_KEY: snapshot_yaml(runtime)}}
