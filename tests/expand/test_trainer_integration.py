@@ -127,7 +127,7 @@ def test_trainer_23_writes_the_runtime_snapshot_configmap_and_21_does_not():
 
 
 def test_snapshot_quantities_are_canonical_and_scripts_literal():
-    from kdt.operators.trainer_v2 import snapshot_yaml
+    from kdt.operators.trainer_v2.facts import snapshot_yaml
     text = snapshot_yaml({"kind": "TrainingRuntime", "spec": {"c": {"resources": {"requests": {"cpu": "1000m",
                           "memory": "1024Mi"}}, "command": ["sh", "-c", "a\nb"], "args": ["true", "x"]}}})
     # go-yaml v2: a string that reads as another type double-quoted, a multi-line one a literal block

@@ -444,8 +444,8 @@ def test_a_replica_index_beside_a_master_is_a_finding_not_a_rewrite(tmp_path):
 
 
 # ------------------------------------------------------------------------------------------- the shipped targets
-SHIPPED = ["overlays/ddp", "overlays/elastic", "overlays/scale-512-pytorchjob", "overlays/torchft-pytorchjob",
-           "charts/trainer/ci/ddp.yaml", "charts/trainer/ci/elastic.yaml",
+SHIPPED = ["overlays/ddp", "overlays/ddp-git", "overlays/elastic", "overlays/scale-512-pytorchjob", "overlays/torchft-pytorchjob",
+           "charts/trainer/ci/ddp.yaml", "charts/trainer/ci/ddp-git.yaml", "charts/trainer/ci/elastic.yaml",
            "charts/trainer/ci/scale-512-pytorchjob.yaml", "charts/trainer/ci/torchft-pytorchjob.yaml"]
 
 

@@ -318,7 +318,7 @@ SERVER_METADATA = ("creationTimestamp", "generation", "managedFields", "resource
 
 
 def has_runtime_snapshot(version: str) -> bool:
-    return version_key(version) >= (2, 3)
+    return SH.version_key(version) >= (2, 3)     # snapshot.go is new in v2.3.0 (2.2 has none)
 
 
 def snapshot_yaml(runtime: dict) -> str:
@@ -327,7 +327,7 @@ def snapshot_yaml(runtime: dict) -> str:
     resource.Quantity's canonical form (the typed object is marshalled again)."""
     import yaml
 
-    from ..fields import exact_quantity, format_quantity
+    from ...fields import exact_quantity, format_quantity
 
     def canon(x, parent=None):
         if isinstance(x, dict):
