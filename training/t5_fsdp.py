@@ -67,6 +67,8 @@ def parse_args(argv=None):
                         "default bf16 on GPUs that support it, fp32 otherwise")
     m.add_argument("--activation-checkpointing", action="store_true",
                    help="recompute each T5 block's activations in backward (saves memory)")
+    m.add_argument("--compile", action="store_true",
+                   help="torch.compile each T5 block's forward (the FSDP2 and checkpointing hooks stay eager)")
     m.add_argument("--sharding-strategy", choices=("full", "hybrid", "no-reshard"), default="full",
                    help="full: ZeRO-3 over all ranks; no-reshard: keep params gathered until backward; "
                         "hybrid: shard within a node, replicate across nodes (HSDP)")
@@ -237,6 +239,9 @@ def main(argv=None) -> int:
 
     if args.activation_checkpointing:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    if args.compile:
+        for block in list(model.encoder.block) + list(model.decoder.block):
+            block.forward = torch.compile(block.forward)
     model.to(env.device)
     model, nblocks, mesh_shape = apply_fsdp(model, args, env, args.precision == "bf16")
     if ft is not None:
@@ -244,7 +249,7 @@ def main(argv=None) -> int:
     nparams = sum(p.numel() for p in model.parameters())
     log("SETUP", rank=env.rank, sample="t5", model=desc, params=nparams, fsdp_blocks=nblocks,
         mesh=mesh_shape, sharding=args.sharding_strategy, precision=args.precision,
-        activation_checkpointing=args.activation_checkpointing, data=source, samples=len(pairs),
+        activation_checkpointing=args.activation_checkpointing, compile=args.compile, data=source, samples=len(pairs),
         vocab=len(tok))
 
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
