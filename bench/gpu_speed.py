@@ -370,7 +370,7 @@ def run_sample(sample: str, fx: dict, shape: dict, opts: dict, size: Size, cuda:
     with contextlib.redirect_stdout(tee):
         rc = main(argv)
     if rc:
-        raise RuntimeError(f"{mod} {' '.join(argv)}: exit {rc}")
+        raise RuntimeError(f"{mod} exited {rc}: {' '.join(argv)}")
     seconds, steps, median = steady_window(parse_train_lines(tee.buf.getvalue()), size.warmup)
     peak = int(torch.cuda.max_memory_allocated()) if cuda else None
     return {"step_s": seconds / steps, "step_s_median": median, "steps": steps, "peak_memory_bytes": peak}
@@ -553,51 +553,108 @@ def matmul_tflops() -> float:
 
 
 def plan(samples: list[str], only: set[str] | None, cuda: bool) -> list[tuple[str, str, dict, str | None]]:
-    """(sample, variant, options, reason it is skipped or None)."""
+    """(sample, variant, options, reason it is skipped or None), each sample's base first and fp32 last."""
     out = []
     for sample in samples:
+        rows = []
         for name, change in VARIANTS[sample]:
             if only and name not in only and f"{sample}:{name}" not in only:
                 continue
             opts = dict(base_options(cuda), **change)
+            if sample == "t5":
+                opts["fsdp"] = True                 # the T5 sample always shards with FSDP2
             skip = None
             if opts["bf16"] and not cuda:
                 skip = "bf16 needs a GPU"
             if not cuda and name == "bf16:off":
                 skip = "the CPU base is fp32 already"
-            if opts["fsdp"] is False and sample == "t5":
-                opts["fsdp"] = True
-            out.append((sample, name, opts, skip))
-    # Bases of every sample first, the slow fp32 runs last: a run cut short by --budget-s keeps what matters most.
-    rank = {"base": 0, "bf16:off": 2}
-    return sorted(out, key=lambda t: rank.get(t[1], 1))
+            rows.append((sample, name, opts, skip))
+        out += sorted(rows, key=lambda t: {"base": 0, "bf16:off": 2}.get(t[1], 1))
+    return out
+
+
+# Shares of --budget-s, cumulative: the LLM may use the first 60 %, T5 up to 85 %, MNIST the rest; time a
+# sample leaves unused goes to the next.
+BUDGET_SHARE = {"llm": 0.6, "t5": 0.85, "mnist": 1.0}
+
+
+def failure(row: dict, exc: BaseException) -> dict:
+    text = str(exc)
+    msg = "out of memory" if "out of memory" in text.lower() else \
+        f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
+    return dict(row, status=f"failed: {msg[:300]}")
+
+
+def run_variants(spec: dict, on_result) -> None:
+    """Measure spec's variants in order, in this process; ``on_result(row)`` after each. A variant that
+    fails is its row (the process goes on: an out-of-memory leaves the allocator usable); once the
+    deadline (time.time()) has passed, the rest are skipped."""
+    size = Size(**spec["size"])
+    echo = sys.stderr if spec["verbose"] else None
+    for variant, opts in spec["variants"]:
+        row = {"sample": spec["sample"], "variant": variant, "options": opts}
+        if spec["deadline"] and time.time() > spec["deadline"]:
+            on_result(dict(row, status="skipped: time budget", wall_s=0.0))
+            continue
+        t0 = time.perf_counter()
+        try:
+            res = measure_variant(spec["sample"], variant, opts, spec["fx"], spec["shape"], size, spec["cuda"],
+                                  spec["runs"], spec["peak"], echo=echo)
+        except Exception as exc:  # noqa: BLE001  (one variant's failure is its row; the others still run)
+            res = failure(row, exc)
+        gc.collect()
+        if spec["cuda"]:
+            import torch
+            torch.cuda.empty_cache()
+        res["wall_s"] = round(time.perf_counter() - t0, 1)
+        on_result(res)
 
 
 def worker_main(spec_path: str) -> int:
-    """One (sample, variant) in a fresh process: GPU memory, compile caches and CUDA state start clean."""
+    """A sample's variants in a fresh process (GPU memory and CUDA state start clean); its rows are
+    rewritten to spec["result"] after each, so a crash loses only the variant it happened in."""
     spec = json.loads(Path(spec_path).read_text())
     import warnings
     warnings.filterwarnings("ignore")
     from huggingface_hub.utils import disable_progress_bars
     disable_progress_bars()
-    size = Size(**spec["size"])
-    res = measure_variant(spec["sample"], spec["variant"], spec["opts"], spec["fx"], spec["shape"], size,
-                          spec["cuda"], spec["runs"], spec["peak"], echo=sys.stderr if spec["verbose"] else None)
-    Path(spec["result"]).write_text(json.dumps(res))
+    done: list[dict] = []
+    result = Path(spec["result"])
+
+    def on_result(row):
+        done.append(row)
+        tmp = result.with_suffix(".tmp")
+        tmp.write_text(json.dumps(done))
+        os.replace(tmp, result)
+    run_variants(spec, on_result)
     return 0
 
 
-def run_isolated(work: Path, spec: dict, timeout: float) -> dict:
-    spec_path = work / f"spec-{spec['sample']}-{len(list(work.glob('spec-*')))}.json"
-    spec["result"] = str(spec_path.with_suffix(".result.json"))
-    spec_path.write_text(json.dumps(spec))
-    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", str(spec_path)],
-                          capture_output=True, text=True, timeout=timeout, env=os.environ.copy())
-    result = Path(spec["result"])
-    if proc.returncode != 0 or not result.is_file():
-        tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-        raise RuntimeError(f"worker exit {proc.returncode}: {' | '.join(tail)[-600:]}")
-    return json.loads(result.read_text())
+def run_isolated(work: Path, spec: dict, on_result, timeout_s: float) -> None:
+    """spec's variants in worker processes: one for all of them, and after a crash a new one for the
+    variants after the one it crashed in (that one is a failed row)."""
+    pending = list(spec["variants"])
+    n = 0
+    while pending:
+        n += 1
+        spec_path = work / f"spec-{spec['sample']}-{n}.json"
+        result = spec_path.with_suffix(".result.json")
+        spec_path.write_text(json.dumps(dict(spec, variants=pending, result=str(result))))
+        timeout = max(60.0, spec["deadline"] - time.time() + timeout_s) if spec["deadline"] else None
+        try:
+            proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", str(spec_path)],
+                                  capture_output=True, text=True, timeout=timeout, env=os.environ.copy())
+            rc, tail = proc.returncode, (proc.stderr or proc.stdout).strip().splitlines()[-3:]
+        except subprocess.TimeoutExpired:
+            rc, tail = "timeout", [f"no result within {timeout:.0f} s"]
+        rows = json.loads(result.read_text()) if result.is_file() else []
+        for row in rows:
+            on_result(row)
+        pending = pending[len(rows):]
+        if pending and (rc != 0 or not rows):
+            variant, opts = pending.pop(0)
+            row = {"sample": spec["sample"], "variant": variant, "options": opts}
+            on_result(failure(row, RuntimeError(f"worker exit {rc}: {' | '.join(tail)[-400:]}")))
 
 
 def fmt_row(r: dict, base: dict | None) -> list[str]:
@@ -655,9 +712,10 @@ def main(argv=None) -> int:
     p.add_argument("--peak-tflops", type=float, default=None,
                    help="the chip's bf16 peak, for a device the table does not know (or to check MFU on CPU)")
     p.add_argument("--budget-s", type=float, default=0, help="start no new variant after this many seconds (0: none)")
-    p.add_argument("--variant-timeout-s", type=float, default=300, help="one variant's process (GPU) at most")
+    p.add_argument("--variant-timeout-s", type=float, default=300,
+                   help="with --budget-s: how long a sample's process may run past its share of the budget")
     p.add_argument("--isolate", action=argparse.BooleanOptionalAction, default=None,
-                   help="each variant in a fresh process (default: on CUDA yes, on CPU no)")
+                   help="each sample's variants in a fresh process (default: on CUDA yes, on CPU no)")
     p.add_argument("--json", default=None, help="write every figure here (rewritten after each variant)")
     p.add_argument("--workdir", default=None, help="for the model folders and data (default: a temp folder)")
     p.add_argument("--verbose", action="store_true", help="echo the samples' logs to stderr")
@@ -683,8 +741,14 @@ def main(argv=None) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     import warnings
     warnings.filterwarnings("ignore")
-    import torch
-    from huggingface_hub.utils import disable_progress_bars
+    try:
+        import torch
+        import transformers  # noqa: F401
+        from huggingface_hub.utils import disable_progress_bars
+    except ImportError as exc:
+        print(f"gpu_speed: error: {sys.executable} cannot import {exc.name} (the samples need torch and "
+              "transformers: make venv-full, or the device image's python3)", file=sys.stderr)
+        return 2
     disable_progress_bars()
     cuda = torch.cuda.is_available() and not args.tiny
     size = FULL if cuda else TINY
@@ -711,16 +775,26 @@ def main(argv=None) -> int:
         if args.json:
             Path(args.json).write_text(json.dumps(doc, indent=1) + "\n")
 
-    for sample, variant, opts, skip in plan(samples, only, cuda):
-        row = {"sample": sample, "variant": variant, "options": opts}
-        if skip:
-            results.append(dict(row, status=f"skipped: {skip}"))
+    def record(res: dict) -> None:
+        results.append(res)
+        dump()
+        base = next((r for r in results if r["sample"] == res["sample"] and r["variant"] == "base"), None)
+        print("  ".join(c for c in fmt_row(res, base) if c), flush=True)
+
+    todo = plan(samples, only, cuda)
+    for sample in samples:
+        variants = []
+        for s_, variant, opts, skip in todo:
+            if s_ != sample:
+                continue
+            if skip:
+                record({"sample": sample, "variant": variant, "options": opts, "status": f"skipped: {skip}"})
+            else:
+                variants.append((variant, opts))
+        if not variants:
             continue
-        if args.budget_s and time.perf_counter() - t_start > args.budget_s:
-            results.append(dict(row, status="skipped: time budget"))
-            dump()
-            continue
-        t0 = time.perf_counter()
+        deadline = time.time() + args.budget_s * BUDGET_SHARE[sample] - (time.perf_counter() - t_start) \
+            if args.budget_s else 0
         try:
             if sample not in fixtures:
                 fixtures[sample] = (prepare_llm(work, size.llm, steps_total + 2, dev) if sample == "llm" else
@@ -728,25 +802,17 @@ def main(argv=None) -> int:
                                     prepare_mnist(work, size.mnist, steps_total))
                 if sample == "llm":
                     info["llm_nonembedding_params"] = fixtures[sample]["nonembedding_params"]
-            fx = fixtures[sample]
-            if isolate:
-                spec = {"sample": sample, "variant": variant, "opts": opts, "fx": fx, "shape": shapes[sample],
-                        "size": size.__dict__, "cuda": cuda, "runs": args.runs, "peak": info["peak_bf16_tflops"],
-                        "verbose": args.verbose}
-                res = run_isolated(work, spec, args.variant_timeout_s)
-            else:
-                res = measure_variant(sample, variant, opts, fx, shapes[sample], size, cuda, args.runs,
-                                      info["peak_bf16_tflops"], echo=sys.stderr if args.verbose else None)
-        except Exception as exc:  # noqa: BLE001  (one variant's failure is its row; the others still run)
-            msg = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-            if "out of memory" in str(exc).lower():
-                msg = "out of memory"
-            res = dict(row, status=f"failed: {msg[:300]}")
-        res["wall_s"] = round(time.perf_counter() - t0, 1)
-        results.append(res)
-        dump()
-        line = fmt_row(res, next((r for r in results if r["sample"] == sample and r["variant"] == "base"), None))
-        print("  ".join(c for c in line if c), flush=True)
+        except Exception as exc:  # noqa: BLE001
+            for variant, opts in variants:
+                record(failure({"sample": sample, "variant": variant, "options": opts}, exc))
+            continue
+        spec = {"sample": sample, "variants": variants, "fx": fixtures[sample], "shape": shapes[sample],
+                "size": size.__dict__, "cuda": cuda, "runs": args.runs, "peak": info["peak_bf16_tflops"],
+                "verbose": args.verbose, "deadline": deadline}
+        if isolate:
+            run_isolated(work, spec, record, args.variant_timeout_s)
+        else:
+            run_variants(spec, record)
     info["wall_s"] = round(time.perf_counter() - t_start, 1)
     dump()
     print()

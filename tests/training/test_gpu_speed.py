@@ -113,8 +113,8 @@ def test_tiny_bench_runs_every_sample_and_its_plain_loop(tiny_bench):
     assert rows[("llm", "fsdp2 reshard:off")]["options"]["reshard"] is False
     assert doc["info"]["size"] == "tiny" and doc["info"]["peak_bf16_tflops"] == 1.0
     table = stdout[stdout.index("sample/plain"):].splitlines()
-    assert [line.split()[:2] for line in table[1:5]] == [["llm", "base"], ["t5", "base"], ["mnist", "base"],
-                                                         ["llm", "fsdp2"]]
+    assert [line.split()[:2] for line in table[1:5]] == [["llm", "base"], ["llm", "fsdp2"], ["t5", "base"],
+                                                         ["mnist", "base"]]
     assert "llm bf16:off: skipped: the CPU base is fp32 already" in table
 
 
@@ -188,3 +188,27 @@ def test_mnist_bf16_on_cpu_is_one_line(tmp_path):
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == ["mnist_ddp: error: --precision bf16 needs a GPU; on CPU the sample "
                                                 "trains in fp32"]
+
+
+def test_a_failing_variant_is_its_row_and_the_next_still_runs(tmp_path):
+    """A variant whose sample exits non-zero (here: its model folder is missing) is a failed row and the next
+    variant still runs; past the deadline the rest are skipped, not run."""
+    import os
+    opts = gpu_speed.base_options(cuda=False)
+    fx = {"model": str(tmp_path / "no-model"), "train": str(tmp_path / "train.jsonl"), "tokenizer_vocab": 80,
+          "items_per_step": 128, "flops_per_item": 1, "unit": "tokens"}
+    spec = {"sample": "llm", "variants": [["base", opts], ["act-ckpt:on", dict(opts, ac=True)]], "fx": fx,
+            "shape": gpu_speed.TINY.llm, "size": gpu_speed.TINY.__dict__, "cuda": False, "runs": 1, "peak": None,
+            "verbose": False, "deadline": 0}
+    saved = dict(os.environ)            # the bench sets the torchrun variables of a world of one
+    try:
+        rows = []
+        gpu_speed.run_variants(spec, rows.append)
+        assert [r["variant"] for r in rows] == ["base", "act-ckpt:on"]
+        assert all(r["status"].startswith("failed: RuntimeError: llm_finetune exited 2: ") for r in rows), rows
+        late = []
+        gpu_speed.run_variants(dict(spec, deadline=1.0), late.append)
+        assert [r["status"] for r in late] == ["skipped: time budget"] * 2
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
