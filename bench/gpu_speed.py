@@ -167,6 +167,7 @@ LLM_VARIANTS = [
 T5_VARIANTS = [
     ("base", {}),                                 # FSDP2, reshard after forward (the sample's default)
     ("compile:on", {"compile": True}),
+    ("attn:eager", {"attn": "eager"}),
     ("act-ckpt:on", {"ac": True}),
     ("fsdp2 reshard:off", {"reshard": False}),
     ("bf16:off", {"bf16": False}),
@@ -179,7 +180,8 @@ MNIST_VARIANTS = [
 VARIANTS = {"llm": LLM_VARIANTS, "t5": T5_VARIANTS, "mnist": MNIST_VARIANTS}
 # What the attention toggle would mean where a sample has no such choice.
 NOT_APPLICABLE = {
-    "t5": "attention: transformers' T5 has one attention path (no SDPA); FSDP2 is always on",
+    "t5": "FSDP2 is always on (the sample has no DDP path); attention 'sdpa' is transformers' default for T5 "
+          "where the installed release has it (5.23 has; the sample's [SETUP] line names the one used)",
     "mnist": "attention, activation checkpointing, FSDP2: not in a CNN trained with DDP",
 }
 
@@ -327,7 +329,8 @@ def sample_argv(sample: str, fx: dict, shape: dict, opts: dict, steps: int, cuda
                 "--warmup-steps", "0"]
     if sample == "t5":
         model = ["--tiny"] if fx["model"] is None else ["--model_id", fx["model"], "--local-files-only"]
-        return [*common, *prec, *comp, *ac, *model, "--samples", str(shape["batch"] * (steps + 2)),
+        attn = ["--attn-implementation", opts["attn"]] if opts["attn"] != "sdpa" else []
+        return [*common, *prec, *comp, *ac, *attn, *model, "--samples", str(shape["batch"] * (steps + 2)),
                 "--max-source-len", str(shape["src"]), "--max-target-len", str(shape["tgt"]),
                 "--batch-size", str(shape["batch"]), "--sharding-strategy", "full" if opts["reshard"] else "no-reshard"]
     return [*common, *prec, *comp, "--data-dir", fx["data"], "--cache-dir", fx["cache"],
@@ -428,8 +431,11 @@ def run_plain(sample: str, fx: dict, shape: dict, opts: dict, size: Size, cuda: 
         make_opt = lambda params: torch.optim.AdamW(params, lr=2e-4)  # noqa: E731
     elif sample == "t5":
         from transformers import T5ForConditionalGeneration
+        cfg = t5_config(shape)
+        if opts["attn"] != "sdpa":
+            cfg._attn_implementation = opts["attn"]
         with dev:
-            model = T5ForConditionalGeneration(t5_config(shape))
+            model = T5ForConditionalGeneration(cfg)
         blocks = list(model.encoder.block) + list(model.decoder.block)
         src = torch.randint(2, 384, (shape["batch"], shape["src"]), device=dev)
         tgt = torch.randint(2, 384, (shape["batch"], shape["tgt"]), device=dev)
@@ -618,6 +624,8 @@ def worker_main(spec_path: str) -> int:
     warnings.filterwarnings("ignore")
     from huggingface_hub.utils import disable_progress_bars
     disable_progress_bars()
+    from transformers.utils import logging as hf_logging
+    hf_logging.disable_progress_bar()
     done: list[dict] = []
     result = Path(spec["result"])
 
@@ -750,6 +758,8 @@ def main(argv=None) -> int:
               "transformers: make venv-full, or the device image's python3)", file=sys.stderr)
         return 2
     disable_progress_bars()
+    from transformers.utils import logging as hf_logging
+    hf_logging.disable_progress_bar()
     cuda = torch.cuda.is_available() and not args.tiny
     size = FULL if cuda else TINY
     size = Size(size.llm, size.t5, size.mnist, args.warmup or size.warmup, args.steps or size.steps)
