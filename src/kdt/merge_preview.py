@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Iterable
 from . import kinds as K
 from .documents import Document
 from .errors import MALFORMED
-from .expand import torchft as TORCHFT
+from .operators.torchft import groups as TORCHFT
 from .expand.model import Expanded, Held, Limit, Loader
 from .findings import WARNING, Finding, format_path
 
 if TYPE_CHECKING:
-    from .expand.kueue import Workload as KueueWorkload
+    from .operators.kueue.expand import Workload as KueueWorkload
 
 __all__ = ["Expanded", "Held", "Limit", "Loader", "Expansion", "expand_documents", "summary_line", "explain_lines",
            "pod_notes", "elided_lines", "kueue_workloads", "workload_line"]
@@ -91,9 +91,9 @@ def summary_line(target: str, expanded: list[Expanded], held: list[Held] = ()) -
         if waiting:
             parts.append(f"{src.kind}/{src.name}: nothing created yet: {waiting[0]}")
             continue
-        found = [g for e in items for g in TORCHFT.groups(e)]
-        if found:       # replica groups: each pod its own torchrun, no rendezvous to show (kdt.expand.torchft)
-            parts.append(TORCHFT.describe(items, found))
+        found = [g for e in items for g in TORCHFT.groups(e, K.POD.matches)]
+        if found:       # replica groups: each pod its own torchrun, no rendezvous to show (kdt.operators.torchft.groups)
+            parts.append(TORCHFT.describe(items, found, K.POD.matches))
             continue
         k = K.of(src)
         parts.append(k.describe(items) if k is not None else "")
@@ -116,7 +116,7 @@ def elided_lines(expanded: list[Expanded]) -> list[str]:
 def pod_notes(e: Expanded) -> list[str]:
     """What each pod computes at start from the env it is given (the source kind's `notes`; a torchft
     replica group: its group and the Lighthouse it asks)."""
-    found = TORCHFT.groups(e)
+    found = TORCHFT.groups(e, K.POD.matches)
     if found:
         return TORCHFT.notes(found)
     if TORCHFT.runs_groups(e):
@@ -157,7 +157,7 @@ def explain_lines(e: Expanded) -> list[str]:
 
 def kueue_workloads(docs: Iterable[Document], expanded: list[Expanded], trainer_version: str | None = None,
                     options: dict | None = None) -> list[tuple[Document, "KueueWorkload"]]:
-    """The Kueue Workload each queued job of `docs` becomes (kdt.kinds.kueue_workload; kdt.expand.kueue), read
+    """The Kueue Workload each queued job of `docs` becomes (kdt.kinds.kueue_workload; kdt.operators.kueue.expand), read
     from the job and from what the preview made of it (a TrainJob's JobSet)."""
     docs = list(docs)
     ctx = K.ExpandContext(docs, Loader(), trainer_version, options or {})
@@ -174,7 +174,7 @@ def kueue_workloads(docs: Iterable[Document], expanded: list[Expanded], trainer_
 
 def workload_line(w: "KueueWorkload") -> str:
     """`Kueue Workload trainjob-t5-fsdp-<hash> (queue training): node 64 x {...}; total ...; topology ...`."""
-    from .operators.kueue import show_value
+    from .operators.kueue.facts import show_value
     parts = []
     for ps in w.pod_sets:
         per_pod = ", ".join(f"{r} {show_value(r, v)}" for r, v in sorted(ps.requests().items()))

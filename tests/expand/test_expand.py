@@ -6,10 +6,10 @@ import sys
 import pytest
 
 from kdt.merge_preview import Limit, elided_lines, expand_documents, explain_lines, summary_line
-from kdt.expand.trainer_v2 import num_proc_per_node
+from kdt.operators.trainer_v2.expand import num_proc_per_node
 from kdt.operators import injection as INJ
-from kdt.operators import trainer_v2 as TV2
-from kdt.operators import training_operator_v1 as TO1
+from kdt.operators.trainer_v2 import facts as TV2
+from kdt.operators.training_operator_v1 import facts as TO1
 from kdt.render import render
 from kdt.targets import discover  # noqa: E402
 

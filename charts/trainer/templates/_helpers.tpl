@@ -66,7 +66,7 @@ kueue.x-k8s.io/queue-name: {{ . }}
 {{- end }}
 {{- end }}
 
-{{/* Kueue's topology request on a pod template (scheduling.topology; kdt.operators.kueue):
+{{/* Kueue's topology request on a pod template (scheduling.topology; kdt.operators.kueue.facts):
 required or preferred with its level, in the podset group `training-job` (a PyTorchJob's Master and
 Workers placed in the same domain; the same annotations on every mode, so a job keeps them when it moves
 from one mode to another), or unconstrained. Empty when no request. */}}

@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from ..documents import Document
 from ..findings import Finding
-from . import formats as F
+from .. import formats as F
 
 
 @dataclass(frozen=True)
@@ -59,6 +59,10 @@ class Report:
 
     def __bool__(self) -> bool:
         return bool(self._found)
+
+    def found(self) -> list[tuple[str, tuple, str]]:
+        """(rule, path, message) of each finding so far, not located."""
+        return list(self._found)
 
     def findings(self) -> list[Finding]:
         seen = set()

@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from . import formats as F
+from .. import formats as F
 from . import meta as M
 from .. import quantity as Q
 from .checker import (Report, as_int, config_key, d, dns1123_label, dns1123_subdomain, env_name, label_key,

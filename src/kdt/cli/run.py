@@ -236,7 +236,8 @@ def main(argv=None) -> int:
         tl = Timeline(out=None if args.quiet else sys.stdout)
         opts = Options(run_dir=run_dir.resolve(), root=ROOT, env=extra_env, timeout=args.timeout,
                        restart_delay=args.restart_delay, faults=faults, claims=claims,
-                       crash_loop_limit=args.crash_loop_limit)
+                       crash_loop_limit=args.crash_loop_limit,
+                       field_origin=lambda pod, c, key: K.of(pod.source).field_origin(pod, c, key))
         sup = _supervisor(pods, ctls, docs, opts, tl)
     except _Stop as stop:
         for f in sorted(stop.findings, key=F.sort_key):

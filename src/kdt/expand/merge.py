@@ -11,7 +11,18 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..operators.injection import MERGE_KEYS
+# Trainer applies podTemplateOverrides (2.1: pkg/runtime/core/trainingruntime.go
+# mergePodTemplateOverrides) and runtimePatches (2.2+: mergeRuntimePatches) as
+# Kubernetes strategic merge patches against corev1.PodTemplateSpec / batchv1.JobTemplateSpec.
+# patchMergeKey of the lists involved (k8s.io/api core/v1 types.go); any other list
+# is replaced whole (tolerations, command, args, ...).
+MERGE_KEYS = {
+    "containers": "name", "initContainers": "name", "ephemeralContainers": "name",
+    "volumes": "name", "env": "name", "imagePullSecrets": "name",
+    "schedulingGates": "name", "resourceClaims": "name",
+    "volumeMounts": "mountPath", "volumeDevices": "devicePath",
+    "ports": "containerPort", "hostAliases": "ip",
+}
 
 Path = tuple
 

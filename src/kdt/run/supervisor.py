@@ -20,8 +20,8 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
-from .. import kinds as K
 from ..findings import Finding
 from . import controllers as C
 from . import netshim
@@ -126,6 +126,10 @@ class Options:
     faults: list[Fault] = field(default_factory=list)
     claims: dict[str, Path] = field(default_factory=dict)    # --volume CLAIM=DIR
     crash_loop_limit: int = 3                                 # --crash-loop-limit
+    # (document, path) where a container's command/args were written: the source kind's `field_origin`
+    # (kdt.kinds), which `kdt run` hands in (the supervisor sits below the registry); the template by default.
+    field_origin: Callable[[LocalPod, Container, str], tuple] = \
+        lambda pod, c, key: (c.doc, c.path + (key,))
 
 
 class Supervisor:
@@ -197,14 +201,14 @@ class Supervisor:
                                                                             *(c.spec.get('args') or [])]))), None)
                 how = (f"a local run makes claim {ci.claim} an empty folder: pass --volume {ci.claim}=DIR with a folder "
                        "that holds it" + (f"; {FILLERS[script]}" if script else ""))
-            doc, path = K.of(p.source).field_origin(p, c, "args" if c.spec.get("args") else "command")
+            doc, path = self.opts.field_origin(p, c, "args" if c.spec.get("args") else "command")
             out.append(doc.finding("run", f"pod {p.name} container {c.name} reads {ci.path} ({ci.flag}) from claim "
                                           f"{ci.claim}, which holds nothing there: {how}", path))
         return out
 
     def _check_command(self, p: LocalPod, c: Container, argv: list[str], env: dict) -> list[Finding]:
         if not argv:
-            doc, path = K.of(p.source).field_origin(p, c, "command")
+            doc, path = self.opts.field_origin(p, c, "command")
             return [doc.finding("run", f"pod {p.name} container {c.name}: no command, and the image "
                                        f"{c.spec.get('image')!r} gives none a local run knows", path)]
         exe = argv[0]
@@ -213,7 +217,7 @@ class Supervisor:
         if found:
             return []
         key = "command" if c.spec.get("command") else "args"
-        doc, path = K.of(p.source).field_origin(p, c, key)
+        doc, path = self.opts.field_origin(p, c, key)
         return [doc.finding("run", f"pod {p.name} container {c.name}: {exe!r} does not exist on this machine "
                                    f"(the image {c.spec.get('image')!r} has it; a local run starts the command as a "
                                    f"program of this machine)", path + (0,))]

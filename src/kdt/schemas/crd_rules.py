@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..generated import write_or_check
-from ..operators import jobset as JS
-from ..operators import trainer_v2 as TV2
+from ..operators.jobset import facts as JS
+from ..operators.trainer_v2 import facts as TV2
 
 HERE = Path(__file__).resolve().parent
 GENERATED = HERE / "crd-rules"

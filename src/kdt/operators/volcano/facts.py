@@ -1,8 +1,8 @@
-"""Volcano and the scheduler-plugins coscheduling: how a pod joins a gang, and how big a gang is.
+"""Volcano: how a pod joins a gang, and how big a gang is.
 
-Read from volcano-sh/volcano v1.15.1 and kubernetes-sigs/scheduler-plugins v0.34.7 (the releases of the
-CRDs in ../shared/corpus/scheduling), file named beside each fact. The Training Operator's and Trainer's
-own PodGroups are kdt.operators.scheduling's.
+Read from volcano-sh/volcano v1.15.1 (the release of the CRDs in ../shared/corpus/scheduling), file named
+beside each fact; the scheduler-plugins coscheduling is kdt.operators.scheduler_plugins.facts. The Training
+Operator's and Trainer's own PodGroups are kdt.operators.scheduling's.
 """
 from __future__ import annotations
 
@@ -20,8 +20,3 @@ DEFAULT_QUEUE = "default"     # a PodGroup with no queue (the Training Operator'
 # its webhook refuses a job whose minAvailable is above the tasks' replicas, or a task's above its own
 # (pkg/webhooks/admission/jobs/validate/admit_job.go validateJobCreate).
 JOB_TASKS = "tasks"
-
-# scheduler-plugins coscheduling (apis/scheduling/v1alpha1/types.go PodGroupLabel): the pod's PodGroup.
-# A PodGroup's pods wait in PreFilter until minMember of them exist ("cannot find enough sibling pods",
-# pkg/coscheduling/core/core.go PreFilter): a group larger than its pods never schedules.
-COSCHEDULING_POD_GROUP_LABEL = "scheduling.x-k8s.io/pod-group"

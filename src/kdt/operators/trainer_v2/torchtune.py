@@ -9,7 +9,8 @@ v2.3.0 (differences noted). What the recipes themselves do in the container is t
 """
 from __future__ import annotations
 
-from .trainer_v2 import NODE, TORCHTUNE_ENTRYPOINT, TRAINER_PORT
+from .shapes import Shape
+from .facts import NODE, TORCHTUNE_ENTRYPOINT, TRAINER_PORT
 
 ARG_RDZV_ENDPOINT = "--rdzv_endpoint"
 ARG_CONFIG = "--config"
@@ -51,9 +52,9 @@ def _bool_arg(args: list, item: str) -> bool:
     return False
 
 
-def _qlora(args: list, version: str) -> bool:
+def _qlora(args: list, shape: Shape) -> bool:
     """isUseQLoraFinetune: 2.3 reads `key=True` values (DoRA on means no QLoRA); 2.1 only looked for the keys."""
-    if version == "2.1":
+    if not shape.torchtune_reads_values:
         quantize = False
         for a in args:
             if USE_DORA in str(a):
@@ -64,18 +65,18 @@ def _qlora(args: list, version: str) -> bool:
     return not _bool_arg(args, USE_DORA) and _bool_arg(args, QUANTIZE_BASE)
 
 
-def recipe_and_config(nodes: int, nproc, gpus: int, args: list, runtime_name: str, version: str) -> tuple[str, str]:
+def recipe_and_config(nodes: int, nproc, gpus: int, args: list, runtime_name: str, shape: Shape) -> tuple[str, str]:
     """getRecipeAndConfig. `nproc` is an int, or a word ("auto", ...) for intstr's string form."""
     one_device = isinstance(nproc, int) and nproc == 1 or gpus == 1
     recipe, suffix = FULL_DISTRIBUTED, FULL_MULTI_DEVICES_SUFFIX
     if nodes == 1 and one_device:
-        if _qlora(args, version):
+        if _qlora(args, shape):
             recipe, suffix = LORA_SINGLE, QLORA_SINGLE_SUFFIX
         elif _lora(args):
             recipe, suffix = LORA_SINGLE, LORA_SINGLE_SUFFIX
         else:
             recipe, suffix = FULL_SINGLE, FULL_SINGLE_SUFFIX
-    elif nodes == 1 and _qlora(args, version):
+    elif nodes == 1 and _qlora(args, shape):
         recipe, suffix = LORA_DISTRIBUTED, QLORA_DISTRIBUTED_SUFFIX
     elif nodes == 1 and _lora(args):
         recipe, suffix = LORA_DISTRIBUTED, LORA_DISTRIBUTED_SUFFIX
@@ -85,19 +86,19 @@ def recipe_and_config(nodes: int, nproc, gpus: int, args: list, runtime_name: st
 
 
 def command(trainjob: str, nodes: int, nproc, gpus: int, args: list, runtime_name: str, node_command: list,
-            version: str) -> list[str]:
+            shape: Shape) -> list[str]:
     """What EnforceMLPolicy appends to `tune run`: the rendezvous endpoint (several nodes, or several
     processes or GPUs on one), recipe, `--config`, and the immutable settings of the runtime's `node` command."""
     out = []
     if nodes > 1 or (isinstance(nproc, int) and nproc > 1) or (not isinstance(nproc, int) and gpus > 1):
         out.append(f"{ARG_RDZV_ENDPOINT}={trainjob}-{NODE}-0-0.{trainjob}:{TRAINER_PORT}")
-    recipe, config = recipe_and_config(nodes, nproc, gpus, args, runtime_name, version)
+    recipe, config = recipe_and_config(nodes, nproc, gpus, args, runtime_name, shape)
     out += [recipe, ARG_CONFIG, config]
     out += [str(c) for c in node_command or [] if str(c).split("=")[0] in IMMUTABLE_CONFIGS]
     return out
 
 
-def rejections(runtime_name: str, nodes: int, nproc, gpus: int, args: list, version: str) -> list[tuple[tuple, str]]:
+def rejections(runtime_name: str, nodes: int, nproc, gpus: int, args: list, shape: Shape) -> list[tuple[tuple, str]]:
     """validateTorchTune: (path, message) of what the webhook refuses of a `tune run` TrainJob."""
     out = []
     model = model_of(runtime_name)
@@ -106,7 +107,7 @@ def rejections(runtime_name: str, nodes: int, nproc, gpus: int, args: list, vers
                     f"must have a supported pretrained model, invalid model configured: {model}"))
     if nodes > 1 and model != LLAMA3_3_70B:
         out.append((("spec", "trainer", "numNodes"), f"must be 1 for {model} model"))
-    _, config = recipe_and_config(nodes, nproc, gpus, args, runtime_name, version)
+    _, config = recipe_and_config(nodes, nproc, gpus, args, runtime_name, shape)
     if QLORA_DISTRIBUTED_SUFFIX in config:
         if model == QWEN2_5_1_5B:
             out.append((("spec", "runtimeRef", "name"), f"QLoRA is not supported for {model} model"))
@@ -114,8 +115,8 @@ def rejections(runtime_name: str, nodes: int, nproc, gpus: int, args: list, vers
             out.append((("spec", "trainer", "numProcPerNode"), f"must be auto or 1 for {model} model when using QLoRA"))
             out.append((("spec", "trainer", "resourcesPerNode"),
                         f"must have gpu resource with value 1 for {model} model when using QLoRA"))
-    if version != "2.1":
-        if nodes > 1 and (_lora(args) or _qlora(args, version)):
+    if shape.torchtune_single_node_lora:
+        if nodes > 1 and (_lora(args) or _qlora(args, shape)):
             out.append((("spec", "trainer", "numNodes"),
                         "LoRA fine-tuning is not supported for multi-node training in TorchTune"))
         for i, a in enumerate(args):

@@ -23,11 +23,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..documents import load_all
-from ..errors import UsageError
-from ..kubeyaml import APPLY
-from . import injection as INJ
-from . import training_operator_v1 as TO1
+from ...documents import load_all
+from ...errors import UsageError
+from ...kubeyaml import APPLY
+from .. import injection as INJ
+from . import facts as TO1
 
 FLAG = "--pytorch-init-container-template-file"
 IMAGE_FLAG = "--pytorch-init-container-image"

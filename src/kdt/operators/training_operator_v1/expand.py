@@ -1,7 +1,7 @@
 """PyTorchJob (Training Operator v1.9.4) -> its pods, their Services and the PodGroup, as the operator makes them.
 
 1. The validating webhook (pytorchjob_webhook.go validatePyTorchJob) on the object as written: what it
-   refuses is the preview's finding (kdt.operators.training_operator_v1.webhook_rejections, the same
+   refuses is the preview's finding (kdt.operators.training_operator_v1.facts.webhook_rejections, the same
    the lint rules report) and nothing is created.
 2. A job another controller manages (runPolicy.managedBy, common/job.go ManagedByExternalController) or
    a suspended one (runPolicy.suspend, ReconcileJobs) is held: nothing is created, and the preview says why.
@@ -16,15 +16,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..documents import Document
-from ..fields import as_int, exact_quantity, format_quantity
-from ..findings import WARNING, Finding
-from ..operators import injection as INJ
-from ..operators import pytorch_init as PI
-from ..operators import scheduling as SCHED
-from ..operators import training_operator_v1 as TO1
-from .merge import Trace, append, clone, ensure_dict, ensure_list, find, put
-from .model import Expanded, Held, Limit, LoadFn
+from ...documents import Document
+from ...fields import as_int, exact_quantity, format_quantity
+from ...findings import WARNING, Finding
+from .. import injection as INJ
+from . import pytorch_init as PI
+from .. import scheduling as SCHED
+from . import facts as TO1
+from ...expand.merge import Trace, append, clone, ensure_dict, ensure_list, find, put
+from ...expand.model import Expanded, Held, Limit, LoadFn
 
 RULE = "expand"
 DEFAULTS = "Training Operator defaults (pytorch_defaults.go)"

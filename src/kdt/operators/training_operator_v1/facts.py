@@ -6,9 +6,9 @@ that repository.
 """
 from __future__ import annotations
 
-from ..apivalidation.formats import name_is_dns1035_label
-from ..fields import as_int
-from .admission import Rejection
+from ...formats import name_is_dns1035_label
+from ...fields import as_int
+from ..admission import Rejection
 
 GROUP = "kubeflow.org"
 API_VERSION = "kubeflow.org/v1"

@@ -1,15 +1,18 @@
 """What each pod of a torchft job reads at start: its replica group and the Lighthouse it asks.
 
 A pod runs a replica group when its training container has trainkit's TRAINKIT_FAULT_TOLERANCE=torchft
-(kdt.operators.torchft). Its group id is REPLICA_GROUP_ID as the pod will see it: a literal, or the label
+(kdt.operators.torchft.facts). Its group id is REPLICA_GROUP_ID as the pod will see it: a literal, or the label
 or annotation its fieldRef names (the operators' pod-index labels, a JobSet pod's completion index). The
-merge preview shows them in place of a rendezvous (each group is its own one-pod torchrun).
+merge preview shows them in place of a rendezvous (each group is its own one-pod torchrun). Whether an
+object is a pod is the registry's answer (kdt.kinds.POD.matches), which the merge preview hands in as `is_pod`:
+this module sits below the registry.
 """
 from __future__ import annotations
 
-from .. import kinds as K
-from ..operators import torchft as TFT
-from .model import Expanded
+from typing import Callable
+
+from . import facts as TFT
+from ...expand.model import Expanded
 
 
 def _ft_container(pod: dict) -> dict | None:
@@ -39,9 +42,9 @@ def _field(entry: dict, labels: dict, annotations: dict):
     return f"({ref})" if ref else None
 
 
-def groups(e: Expanded) -> list[tuple[str, str, str]]:
+def groups(e: Expanded, is_pod: Callable[[dict], bool]) -> list[tuple[str, str, str]]:
     """[(pod, replica group id, Lighthouse address)] when `e` is a pod that runs a torchft replica group."""
-    if not K.POD.matches(e.obj):
+    if not is_pod(e.obj):
         return []
     c = _ft_container(e.obj)
     if c is None:
@@ -53,11 +56,11 @@ def groups(e: Expanded) -> list[tuple[str, str, str]]:
              lh)]
 
 
-def describe(items: list[Expanded], found: list[tuple[str, str, str]]) -> str:
+def describe(items: list[Expanded], found: list[tuple[str, str, str]], is_pod: Callable[[dict], bool]) -> str:
     """The merge preview's summary of one source's objects whose pods run replica groups."""
     ids = ", ".join(f"{pod}={gid}" for pod, gid, _ in found[:4]) + (", ..." if len(found) > 4 else "")
     made = items[0]
-    via = f"{made.kind} {made.name}, " if not K.POD.matches(made.obj) else ""
+    via = f"{made.kind} {made.name}, " if not is_pod(made.obj) else ""
     return (f"{via}{len(found)} pod{'s' if len(found) != 1 else ''}, torchft replica groups, one per pod ({ids}), "
             f"each its own torchrun; Lighthouse {', '.join(sorted({lh for _, _, lh in found}))}")
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import re
 
-from ..fields import as_int, quantity_value
-from .admission import Rejection
+from ...fields import as_int, quantity_value
+from ..admission import Rejection
+from . import shapes as SH
 
 GROUP = "trainer.kubeflow.org"
 API_VERSION = "trainer.kubeflow.org/v1alpha1"
@@ -49,10 +50,7 @@ TRAINER_PORT = 29500
 RESERVED_ENV = ("PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT")
 TORCHTUNE_ENTRYPOINT = ["tune", "run"]
 
-# pkg/runtime/framework/plugins/torch/torch.go Validate: string values of numProcPerNode
-# allowed by 2.1 ("must have an int value or [auto cpu gpu]"). The 2.3.0 CRD
-# (trainer.kubeflow.org_trainjobs.yaml) makes numProcPerNode an int32.
-NUM_PROC_PER_NODE_WORDS_21 = ("auto", "cpu", "gpu")
+# The words numProcPerNode takes besides an integer, per shape: kdt.operators.trainer_v2.shapes (proc_words).
 
 # Label the SDK and the runtime list use to name the framework (every upstream
 # runtime in manifests/base/runtimes carries it).
@@ -79,34 +77,12 @@ UPSTREAM_RUNTIMES = frozenset({
 })
 
 
-def version_key(version: str) -> tuple[int, ...]:
-    """'2.1' -> (2, 1); '2.3.0' -> (2, 3, 0)."""
-    out = []
-    for part in str(version).lstrip("v").split("."):
-        try:
-            out.append(int(part))
-        except ValueError:
-            break
-    return tuple(out)
-
-
-def has_runtime_patches(version: str) -> bool:
-    """True for Trainer 2.2 and later (runtimePatches, integer numProcPerNode)."""
-    return version_key(version) >= (2, 2)
-
-
 # The Helm chart each release publishes (charts/kubeflow-trainer at v2.1.0 and later; installed as
 # oci://ghcr.io/kubeflow/charts/kubeflow-trainer, charts/kubeflow-trainer/README.md at v2.3.0).
 HELM_CHART = "kubeflow-trainer"
 
 
-def checked_as(release: str) -> str:
-    """The release of kdt.versions.TRAINER whose API another release shares: 2.2 and later have the
-    runtimePatches shape (checked as 2.3); 2.0 and 2.1 the override shape (checked as 2.1, though 2.0's
-    TrainJob spells podTemplateOverrides `podSpecOverrides`, manifests/base/crds at v2.0.0)."""
-    from .. import versions
-    shaped = [r for r in versions.TRAINER_RELEASES if has_runtime_patches(r) == has_runtime_patches(release)]
-    return shaped[-1] if shaped else versions.TRAINER_DEFAULT
+checked_as = SH.checked_as   # the release another release is checked as (kdt.operators.trainer_v2.shapes)
 
 
 def crd_releases(crd: dict) -> list[str]:
@@ -127,7 +103,7 @@ def crd_releases(crd: dict) -> list[str]:
 
 
 def spec_fields(version: str) -> tuple[str, ...]:
-    return TRAINJOB_SPEC_FIELDS["2.3" if has_runtime_patches(version) else "2.1"]
+    return TRAINJOB_SPEC_FIELDS[SH.checked_as(version)]
 
 
 def master_address(trainjob: str) -> str:
@@ -325,5 +301,5 @@ TRAINER_FIELDS = ("args", "command", "env", "image", "numNodes", "numProcPerNode
 
 def patch_fields(version: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(pod fields, container fields) a TrainJob of this Trainer release can patch."""
-    key = "2.3" if has_runtime_patches(version) else "2.1"
+    key = SH.checked_as(version)
     return PATCH_POD_FIELDS[key], PATCH_CONTAINER_FIELDS[key]

@@ -1,10 +1,10 @@
 """JobSet -> its headless Service, its Jobs, their pods, as the JobSet and Job controllers create them.
 
-A TrainJob's preview continues past the JobSet Trainer builds (kdt.expand.trainer_v2) through this
+A TrainJob's preview continues past the JobSet Trainer builds (kdt.operators.trainer_v2.expand) through this
 module, and a JobSet document is expanded by it directly; `kdt run` starts the pods it makes.
 
 - The JobSet webhook's defaults first (pkg/webhooks/jobset_webhook.go Default, v0.10.1 / v0.12.0):
-  Indexed Jobs, pod restartPolicy OnFailure, DNS hostnames on (kdt.operators.jobset.defaulted_spec).
+  Indexed Jobs, pod restartPolicy OnFailure, DNS hostnames on (kdt.operators.jobset.facts.defaulted_spec).
 - The JobSet controller (pkg/controllers/jobset_controller.go): the headless Service
   (createHeadlessSvcIfNecessary), one Job per replicated-job replica (constructJobsFromTemplate,
   constructJob) with the labels and annotations of labelAndAnnotateObject on the Job and its pod
@@ -13,7 +13,7 @@ module, and a JobSet document is expanded by it directly; `kdt run` starts the p
   1.28+): for an Indexed Job, pods `<job>-<index>-<random>` with hostname `<job>-<index>`, the completion
   index as annotation, label and env JOB_COMPLETION_INDEX; none while the Job is suspended.
 
-Facts: kdt.operators.jobset. Counts are bounded (`Limit`): past the limit the first and last Jobs and
+Facts: kdt.operators.jobset.facts. Counts are bounded (`Limit`): past the limit the first and last Jobs and
 pods are built and the rest counted, so a JobSet of 2**70 replicas answers at once.
 """
 from __future__ import annotations
@@ -21,11 +21,11 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 
-from ..documents import Document
-from ..fields import as_int
-from ..operators import jobset as JS
-from .merge import Trace
-from .model import Expanded, Held, Limit, LoadFn
+from ...documents import Document
+from ...fields import as_int
+from . import facts as JS
+from ...expand.merge import Trace
+from ...expand.model import Expanded, Held, Limit, LoadFn
 
 JOB_CONTROLLER = "Job controller (kubernetes pkg/controller/job, indexed_job_utils.go)"
 JOBSET_CONTROLLER = "JobSet controller (jobset_controller.go constructJob, labelAndAnnotateObject)"

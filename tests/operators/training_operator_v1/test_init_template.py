@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 import yaml
 
 from kdt import cluster
 from kdt import podsecurity as PS
+from kdt.documents import load_stream
 from kdt.errors import UsageError
 from kdt.merge_preview import Loader, expand_documents, explain_lines, pod_notes, summary_line
-from kdt.expand import training_operator_v1 as expand_to
+from kdt.operators.training_operator_v1 import expand as expand_to
 from kdt.operators import injection as INJ
-from kdt.operators import pytorch_init as PI
-from kdt.operators import training_operator_v1 as TO1
+from kdt.operators.training_operator_v1 import pytorch_init as PI
+from kdt.operators.training_operator_v1 import facts as TO1
 from kdt.paths import ROOT
 
 TEMPLATE = ROOT / "deploy" / "cluster" / "training-operator" / "initContainer.yaml"
@@ -77,8 +79,10 @@ def test_cluster_file_and_command_line(tmp_path):
             cluster.load(str(f))
 
 
-def test_the_merge_preview_injects_and_names_the_template(load):
-    docs = load("ddp.yaml")
+def test_the_merge_preview_injects_and_names_the_template():
+    ddp = Path(__file__).resolve().parents[2] / "expand" / "fixtures" / "ddp.yaml"   # the merge preview's fixture
+    docs, problems = load_stream(ddp.read_text(), "fixtures/ddp.yaml")
+    assert not problems
     tmpl = PI.InitTemplate("- name: a\n  image: x\n- name: b\n  image: '{{.MasterAddr}}'\n", "template mine.yaml")
     pods, findings = expand_documents(docs, options=cluster.Cluster("c", tmpl).options)
     assert findings == []

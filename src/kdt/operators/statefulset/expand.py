@@ -7,11 +7,11 @@ headless Service) and labels it with its name and ordinal.
 """
 from __future__ import annotations
 
-from ..documents import Document
-from ..findings import Finding
-from ..operators import injection as INJ
-from .merge import Trace, clone, ensure_dict, put
-from .model import Expanded, Limit, LoadFn
+from ...documents import Document
+from ...findings import Finding
+from .. import injection as INJ
+from ...expand.merge import Trace, clone, ensure_dict, put
+from ...expand.model import Expanded, Limit, LoadFn
 
 ORIGIN = "StatefulSet controller (stateful_set_utils.go)"
 

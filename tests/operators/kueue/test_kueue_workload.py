@@ -1,4 +1,4 @@
-"""The Kueue Workload a job becomes (kdt.expand.kueue): pod sets, counts and requests as Kueue v0.19.2's
+"""The Kueue Workload a job becomes (kdt.operators.kueue.expand): pod sets, counts and requests as Kueue v0.19.2's
 integrations compute them, and the admission primitives (flavor match, quota tree) as its scheduler does.
 Each expectation is worked out by hand from the upstream function the module cites."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 
 from kdt import kinds as K
 from kdt.documents import load_stream
-from kdt.expand import kueue as XK
+from kdt.operators.kueue import expand as XK
 from kdt.expand.model import Loader
 from kdt.merge_preview import expand_documents, kueue_workloads, workload_line
 

@@ -2,7 +2,7 @@
 
 Every fact is read from kubernetes-sigs/kueue at v0.19.2 (the release of kdt.versions.KUEUE and of the
 CRDs in ../shared/corpus/scheduling/kueue-v0.19.2), file and function named beside it. The Workload a job
-becomes is built from these facts by kdt.expand.kueue; the lint rules kueue-* join a job to the queue
+becomes is built from these facts by kdt.operators.kueue.expand; the lint rules kueue-* join a job to the queue
 objects of a run with them.
 
 Feature gates and API versions the shipped objects need (pkg/features/kube_features.go
@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from .scheduling import QUEUE_LABEL  # noqa: F401  (the queue label: one fact, kept in kdt.operators.scheduling)
+from ..scheduling import QUEUE_LABEL  # noqa: F401  (the queue label: one fact, kept in kdt.operators.scheduling)
 
 RELEASE = "v0.19.2"
 GROUP = "kueue.x-k8s.io"

@@ -1,9 +1,9 @@
 """TrainJob + (Cluster)TrainingRuntime (Trainer v2.1.0 / v2.3.0) -> the JobSet, the PodGroup, and on through
-JobSet (kdt.expand.jobset) the headless Service, the Jobs and their pods.
+JobSet (kdt.operators.jobset.expand) the headless Service, the Jobs and their pods.
 
 The controller's order (kubeflow/trainer; each step names the release where they differ):
 0. The webhooks: the runtime's (pkg/webhooks/trainingruntime_webhook.go) and the TrainJob's (the plugins'
-   Validate, kdt.operators.trainer_v2_webhook.webhook_rejections, the same the lint rules report): what they
+   Validate, kdt.operators.trainer_v2.webhook.webhook_rejections, the same the lint rules report): what they
    refuse is the preview's finding, and nothing is created. A TrainJob another controller manages
    (spec.managedBy) is held; a runtime whose ML policy is a plugin the preview does not model (MPI, JAX,
    XGBoost, Flux) is said to be so, not guessed.
@@ -26,20 +26,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .. import versions
-from ..documents import Document
-from ..fields import as_int, exact_quantity, format_quantity
-from ..findings import WARNING, Finding
-from ..operators import injection as INJ
-from ..operators import jobset as JS
-from ..operators import scheduling as SCHED
-from ..operators import tensorflow as TF
-from ..operators import torchtune as TT
-from ..operators import trainer_v2 as TV2
-from ..operators import trainer_v2_webhook as TVW
-from . import jobset as XJ
-from .merge import Trace, clone, ensure_dict, ensure_list, find, merge_list, put, strategic_merge, upsert
-from .model import Expanded, Held, Limit, LoadFn
+from ... import versions
+from ...documents import Document
+from ...fields import as_int, exact_quantity, format_quantity
+from ...findings import WARNING, Finding
+from .. import injection as INJ
+from ..jobset import facts as JS
+from .. import scheduling as SCHED
+from .. import tensorflow as TF
+from . import torchtune as TT
+from . import facts as TV2
+from . import shapes as SH
+from . import webhook as TVW
+from ..jobset import expand as XJ
+from ...expand.merge import Trace, clone, ensure_dict, ensure_list, find, merge_list, put, strategic_merge, upsert
+from ...expand.model import Expanded, Held, Limit, LoadFn
 
 RULE = "expand"
 TORCH = "Trainer torch plugin (plugins/torch/torch.go)"
@@ -51,12 +52,8 @@ NOT_MODELLED = ("mpi", "jax", "xgboost", "flux")
 
 def infer_version(trainjob: dict) -> str:
     """The Trainer release a TrainJob is written for, from the fields it uses."""
-    spec = trainjob.get("spec") or {}
-    if "runtimePatches" in spec:
-        return versions.TRAINER_RELEASES[-1]
-    if "podTemplateOverrides" in spec or "labels" in spec or "annotations" in spec:
-        return versions.TRAINER_RELEASES[0]
-    return versions.TRAINER_DEFAULT
+    shape = SH.of_trainjob(trainjob.get("spec") or {})
+    return shape.key if shape is not None else versions.TRAINER_DEFAULT
 
 
 find_runtime = TV2.find_runtime   # one resolution rule for lint and preview
@@ -70,7 +67,7 @@ def num_proc_per_node(value, resources, version: str = versions.TRAINER_DEFAULT)
     CPU count per node (requests first, at least 1); an integer, "gpu", or "auto" with GPUs stays."""
     v = str(value if value is not None else INJ.V2_DEFAULT_NUM_PROC_PER_NODE)
     res = resources if isinstance(resources, dict) else {}
-    cpu_words = ("cpu", "auto") if not TV2.has_runtime_patches(version) else ("auto",)
+    cpu_words = SH.of(version).cpu_words
     if v in cpu_words and (v == "cpu" or gpus_per_node(res) == 0):
         n = max(INJ.V2_CPU_FALLBACK, cpus_per_node(res))
         where = ("no resources per node" if not res else
@@ -155,8 +152,8 @@ class _Build:
         return [str(r.get("name")) for r in self.rjobs if isinstance(r, dict)]
 
     @property
-    def v21(self) -> bool:
-        return not TV2.has_runtime_patches(self.version)
+    def shape(self) -> SH.Shape:
+        return SH.of(self.version)
 
     def trainer_set(self) -> PodSet | None:
         return next((ps for ps in self.podsets if ps.ancestor == TV2.ANCESTOR_TRAINER), None)
@@ -172,14 +169,14 @@ def _check_release_fields(job: Document, spec: dict, version: str) -> list[Findi
     for key in spec:
         if key not in allowed:
             other = [v for v in TV2.TRAINJOB_SPEC_FIELDS if key in TV2.TRAINJOB_SPEC_FIELDS[v]]
-            hint = f" (a Trainer {'/'.join(other)} field" + (
-                "; 2.2+ has runtimePatches instead)" if key == "podTemplateOverrides" else
-                "; 2.1 has podTemplateOverrides instead)" if key == "runtimePatches" else ")") if other else ""
+            instead = [s for s in SH.SHAPES if s.pod_changes != key] if key in {s.pod_changes for s in SH.SHAPES} else []
+            hint = f" (a Trainer {'/'.join(other)} field" + "".join(
+                f"; {s.label} has {s.pod_changes} instead" for s in instead) + ")" if other else ""
             out.append(job.finding(RULE, f"spec.{key} is not a field of TrainJob in Trainer {version}{hint}",
                                    ("spec", key)))
     trainer = spec.get("trainer") if isinstance(spec.get("trainer"), dict) else {}
     npp = trainer.get("numProcPerNode")
-    if TV2.has_runtime_patches(version) and npp is not None and as_int(npp) is None:
+    if not SH.of(version).proc_words and npp is not None and as_int(npp) is None:
         out.append(job.finding(RULE, f"numProcPerNode {npp!r}: Trainer {version} takes an integer only "
                                "(2.1 also took auto/cpu/gpu)", ("spec", "trainer", "numProcPerNode")))
     return out
@@ -241,7 +238,7 @@ def _defaults(b: _Build) -> None:
 def _merge_resources(b: _Build) -> None:
     """2.3: resourcesPerNode merged key by key into the trainer job's `node` container (with an ML policy)."""
     res = b.trainer.get("resourcesPerNode")
-    if b.v21 or not isinstance(res, dict) or b.ml is None:
+    if not b.shape.merges_resources or not isinstance(res, dict) or b.ml is None:
         return
     for k, rj in enumerate(b.rjobs):
         if _ancestor(rj) != TV2.ANCESTOR_TRAINER:
@@ -312,7 +309,7 @@ def _upsert_port(ports: list, port: dict, path: tuple, trace: Trace, origin: str
 
 
 def _runtime_resources(b: _Build) -> dict | None:
-    """ExtractResourcePerNodeFromRuntime on the runtime as patched (kdt.operators.trainer_v2)."""
+    """ExtractResourcePerNodeFromRuntime on the runtime as patched (kdt.operators.trainer_v2.facts)."""
     return TV2.runtime_node_resources({"spec": {"template": {"spec": {"replicatedJobs": b.rjobs}}}})
 
 
@@ -323,7 +320,7 @@ def _torch(b: _Build) -> None:
     ps = b.trainer_set()
     nodes = ps.count if ps is not None else 1
     npp = b.trainer.get("numProcPerNode") if b.has_trainer else None
-    if npp is None and b.v21:
+    if npp is None and b.shape.runtime_nproc:
         npp = (torch or {}).get("numProcPerNode")        # 2.1: the runtime's, then the TrainJob's
     res = b.trainer.get("resourcesPerNode") if b.has_trainer and b.trainer.get("resourcesPerNode") is not None else None
     if res is None:
@@ -350,12 +347,12 @@ def _torch(b: _Build) -> None:
             tnproc = as_int(nproc) if as_int(nproc) is not None else nproc
             b.trainer["command"] = list(b.trainer["command"]) + TT.command(
                 b.job.name, nodes, tnproc, gpus, [str(a) for a in b.trainer.get("args") or []], b.rt_doc.name, rt_cmd,
-                "2.1" if b.v21 else "2.3")
+                b.shape)
             b.facts["torchtune"] = True
         _upsert_port(ensure_list(c, "ports"), {"containerPort": TV2.TRAINER_PORT}, cp + ("ports",), b.trace,
                      f"{TORCH}: port for the JobSet's headless service")
         b.facts["master"] = f"{TV2.master_address(b.job.name)}:{TV2.TRAINER_PORT}"
-    if not b.v21:
+    if b.shape.env_injection:
         for t in ((torch or {}).get("envInjection") or {}).get("targets") or []:
             _env_injection(b, t, pet + master)
     if as_int(nproc) is not None:
@@ -533,7 +530,7 @@ def _trainer(b: _Build) -> None:
                     f"{BUILDER}: {src}.{key}" + (" with the torchtune recipe the torch plugin appended"
                                                  if key == "command" and b.facts.get("torchtune") else ""))
         res = b.trainer.get("resourcesPerNode")
-        if b.v21 and isinstance(res, dict) and (res.get("limits") is not None or res.get("requests") is not None):
+        if not b.shape.merges_resources and isinstance(res, dict) and (res.get("limits") is not None or res.get("requests") is not None):
             block = {key: clone(res[key]) for key in ("limits", "requests") if res.get(key) is not None}
             put(c, "resources", block, cp, b.trace, f"{BUILDER}: {src}.resourcesPerNode (2.1: replaces the block)")
         _upsert_trainer_env(b, c, cp, BUILDER)
@@ -562,7 +559,7 @@ def _jobset_object(b: _Build) -> dict:
 
 
 def _children(b: _Build, js: dict, limit: Limit) -> list[Expanded]:
-    """The JobSet and Job controllers' objects (kdt.expand.jobset), each traced to its template."""
+    """The JobSet and Job controllers' objects (kdt.operators.jobset.expand), each traced to its template."""
     built = XJ.build(js, frozenset(b.facts.get("jobset_gates") or ()), limit)
     b.facts["jobset_defaults"] = built.defaults     # the JobSet webhook's (jobset_webhook.go Default)
     if built.why_none:
@@ -580,7 +577,7 @@ def expand(job: Document, docs: list[Document], load: LoadFn, version: str | Non
     limit: Limit = options.get("limit") or Limit()
     tj = load(job)
     spec = tj.get("spec") if isinstance(tj.get("spec"), dict) else {}
-    ver = "2.1" if not TV2.has_runtime_patches(version or infer_version(job.data)) else "2.3"
+    ver = SH.checked_as(version or infer_version(job.data))
     findings = _check_release_fields(job, spec, version or infer_version(job.data))
     rt_doc = find_runtime(job, docs)
     if rt_doc is None:
@@ -626,10 +623,7 @@ def expand(job: Document, docs: list[Document], load: LoadFn, version: str | Non
     base = clone(template)
 
     # 1. newRuntimeInfo
-    if b.v21:
-        _apply_overrides(b)
-    else:
-        _apply_patches(b)
+    {SH.OVERRIDES: _apply_overrides, SH.PATCHES: _apply_patches}[b.shape.pod_changes](b)
     _defaults(b)
     _merge_resources(b)
     _podsets(b)

@@ -10,8 +10,8 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from .. import versions
-from ..fields import as_int
+from ... import versions
+from ...fields import as_int
 
 GROUP = "jobset.x-k8s.io"
 KIND = "JobSet"
@@ -73,9 +73,13 @@ REASON_FAIL_JOBSET_ACTION = "FailJobSetFailurePolicyAction"
 
 
 def release_for_trainer(trainer_release: str) -> Release:
-    """The JobSet release a Trainer release ships (kdt.versions.JOBSET)."""
+    """The JobSet release a Trainer release of kdt.versions.TRAINER ships (kdt.versions.JOBSET; another release is
+    first mapped to the one it is checked as, kdt.operators.trainer_v2.shapes.checked_as). A release missing from
+    JOBSET is an error, never another release's JobSet."""
     key = ".".join(str(trainer_release).lstrip("v").split(".")[:2])
-    return RELEASES[versions.JOBSET.get(key, versions.JOBSET[versions.TRAINER_DEFAULT])]
+    if key not in versions.JOBSET:
+        raise KeyError(f"Trainer {key}: no JobSet release in kdt.versions.JOBSET (each release of TRAINER needs one)")
+    return RELEASES[versions.JOBSET[key]]
 
 
 def failure_actions(trainer_release: str) -> tuple[str, ...]:

@@ -20,7 +20,7 @@ A pod set's requests per pod are Kueue's (pkg/workload/workload.go totalRequests
 component-helpers resource.PodRequests (containers summed, init containers as peaks beside the
 restartable ones before them, pod-level cpu/memory/hugepages when set, plus overhead) after a limit
 stands in for a missing request (pkg/workload/resources.go UseLimitsAsMissingRequestsInPod), each
-resource as ResourceValue (kdt.operators.kueue.resource_value). The topology request is read from
+resource as ResourceValue (kdt.operators.kueue.facts.resource_value). The topology request is read from
 the pod template's annotations (jobframework/tas.go NewPodSetTopologyRequest).
 
 The objects here are data: which kind a document is, and which integration reads it, is the kinds'
@@ -33,10 +33,10 @@ import json
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from .. import quantity as Q
-from ..fields import as_dict, as_int, as_list
-from ..operators import kueue as KQ
-from ..operators import scheduling as S
+from ... import quantity as Q
+from ...fields import as_dict, as_int, as_list
+from . import facts as KQ
+from .. import scheduling as S
 
 
 @dataclass(frozen=True)
