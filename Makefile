@@ -99,6 +99,7 @@ bench: $(FULL)
 	$(PY) bench/fork_server.py
 	$(PY) bench/migrate.py
 	$(PY) bench/queues.py
+	$(PY) bench/gpu_speed.py
 
 # make diff BASE=<ref>  (default: the merge base with main, against the working tree)
 diff: $(TOOLING)

@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from repos import checkout, missing, tags as repo_tags  # noqa: E402
 
-from kdt.apivalidation import formats as F  # noqa: E402
+from kdt import formats as F  # noqa: E402
 from kdt import quantity as Q  # noqa: E402
 from kdt.schemas import kubernetes_versions  # noqa: E402
 

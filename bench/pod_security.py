@@ -49,7 +49,7 @@ import repos  # noqa: E402
 from kdt.documents import load_stream  # noqa: E402
 from kdt.lint.engine import Context  # noqa: E402
 from kdt.lint.rules import pod_security  # noqa: E402
-from kdt.operators import pytorch_init  # noqa: E402
+from kdt.operators.training_operator_v1 import pytorch_init  # noqa: E402
 
 PSA = "kubernetes/pod-security-admission"
 PSA_REF = "v0.37.0-alpha.2"      # policy versions v1.0 ... v1.37

@@ -76,6 +76,12 @@ def lint_cli():
 
 
 @pytest.fixture
+def preview_cli():
+    """Run `kdt preview`: (exit code, stdout, stderr)."""
+    return _tool("preview")
+
+
+@pytest.fixture
 def overlay_with(tmp_path):
     """Build an overlay of an overlay with extra components, inside the repository (kustomize refuses
     paths that leave its root), render it, and remove it afterwards: (Target, Rendered)."""

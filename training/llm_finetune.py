@@ -85,6 +85,11 @@ def parse_args(argv=None):
                    help="default: bf16 on GPUs that support it, fp32 on CPU")
     m.add_argument("--activation-checkpointing", action="store_true", help="recompute activations in backward")
     m.add_argument("--attn-implementation", default="sdpa", help="attention kernel (sdpa, eager, flash_attention_2)")
+    m.add_argument("--compile", action="store_true",
+                   help="torch.compile each decoder layer's forward (the FSDP2 and checkpointing hooks stay eager)")
+    m.add_argument("--reshard-after-forward", action=argparse.BooleanOptionalAction, default=True,
+                   help="--parallel fsdp: free each layer's gathered parameters after its forward (ZeRO-3); "
+                        "--no-reshard-after-forward keeps them until backward (more memory, fewer all-gathers)")
     d = p.add_argument_group("data")
     d.add_argument("--train-file", default="/data/train.jsonl", help="training JSON lines")
     d.add_argument("--val-file", default="/data/val.jsonl", help="validation JSON lines ('' to skip validation)")
@@ -207,7 +212,16 @@ def decoder_layers(model) -> list[torch.nn.Module]:
     return layers
 
 
-def apply_fsdp(model, env, bf16: bool) -> int:
+def compile_layers(model) -> int:
+    """``torch.compile`` each decoder layer's ``forward`` in place (torchtitan compiles per block too): the
+    module, its parameter names and its hooks (FSDP2's gathers, activation checkpointing) are unchanged."""
+    layers = decoder_layers(model)
+    for layer in layers:
+        layer.forward = torch.compile(layer.forward)
+    return len(layers)
+
+
+def apply_fsdp(model, env, bf16: bool, reshard: bool = True) -> int:
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
     mesh = init_device_mesh(env.device.type, (env.world_size,), mesh_dim_names=("shard",))
@@ -215,8 +229,8 @@ def apply_fsdp(model, env, bf16: bool) -> int:
         else MixedPrecisionPolicy()
     layers = decoder_layers(model)
     for layer in layers:
-        fully_shard(layer, mesh=mesh, mp_policy=mp)
-    fully_shard(model, mesh=mesh, mp_policy=mp)
+        fully_shard(layer, mesh=mesh, mp_policy=mp, reshard_after_forward=reshard)
+    fully_shard(model, mesh=mesh, mp_policy=mp, reshard_after_forward=reshard)
     return len(layers)
 
 
@@ -331,12 +345,14 @@ def run(args) -> int:
         model = apply_lora(model, args)
     if args.activation_checkpointing:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    if args.compile:
+        compile_layers(model)
     model.to(env.device)
     raw = model
     trainable = sum(p.numel() for p in model.parameters() if p.requires_grad)
     total = sum(p.numel() for p in model.parameters())
     if args.parallel == "fsdp":
-        units = apply_fsdp(model, env, bf16)
+        units = apply_fsdp(model, env, bf16, args.reshard_after_forward)
         mode = "fsdp"
         if ft is not None:
             ft.fsdp(model)       # HSDP: sharded within this replica group, averaged across groups by torchft
@@ -351,7 +367,9 @@ def run(args) -> int:
             model = DDP(model, device_ids=ids, broadcast_buffers=False)
     autocast = (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if bf16 and mode == "ddp" else nullcontext
     log("SETUP", rank=env.rank, sample="llm", model=model_src, tokenizer=tok_src, finetune=args.finetune,
-        parallel=mode, fsdp_units=units or None, precision=args.precision, params=total, trainable=trainable,
+        parallel=mode, fsdp_units=units or None, precision=args.precision, compile=args.compile,
+        attn=args.attn_implementation, activation_checkpointing=args.activation_checkpointing,
+        reshard_after_forward=args.reshard_after_forward if mode == "fsdp" else None, params=total, trainable=trainable,
         train=args.train_file, records=len(train_index), items=len(train_set), packing=args.packing,
         seq_len=args.seq_len, shapes=",".join(f"{k}:{v}" for k, v in train_index.shapes.items() if v),
         truncated=train_set.truncated, no_loss=train_set.no_loss,

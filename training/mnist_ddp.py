@@ -21,6 +21,7 @@ import hashlib
 import os
 import sys
 import tempfile
+from contextlib import nullcontext
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -50,6 +51,9 @@ def parse_args(argv=None):
     d.add_argument("--cache-dir", default=None,
                    help="where local rank 0 puts the parsed arrays (default: a folder under the system temp dir)")
     d.add_argument("--gamma", type=float, default=0.7, help="LR decay per epoch (StepLR, as in pytorch/examples)")
+    d.add_argument("--precision", choices=("bf16", "fp32"), default="fp32",
+                   help="bf16: autocast the forward to bfloat16 (GPUs only; weights and optimizer stay fp32)")
+    d.add_argument("--compile", action="store_true", help="torch.compile the DDP model for the training steps")
     d.add_argument("--train-limit", type=int, default=0, help="use only the first N training images (0: all)")
     d.add_argument("--test-limit", type=int, default=0, help="evaluate on only the first N test images (0: all)")
     args = p.parse_args(argv)
@@ -123,6 +127,10 @@ def to_tensor(x: np.ndarray, device) -> torch.Tensor:
 def main(argv=None) -> int:
     args = parse_args(argv)
     env = init_distributed(args.device, mode="ddp")
+    if args.precision == "bf16" and env.device.type != "cuda":
+        print("mnist_ddp: error: --precision bf16 needs a GPU; on CPU the sample trains in fp32", file=sys.stderr)
+        cleanup()
+        return 2
     from trainkit import ft as fault_tolerance
     ft = fault_tolerance.setup(args, env)
     set_determinism(args.seed, args.deterministic)
@@ -130,18 +138,23 @@ def main(argv=None) -> int:
     train_x, test_x = to_tensor(data["train_x"], env.device), to_tensor(data["test_x"], env.device)
     train_y = torch.from_numpy(data["train_y"].astype(np.int64)).to(env.device)
     test_y = torch.from_numpy(data["test_y"].astype(np.int64)).to(env.device)
-    log("SETUP", rank=env.rank, sample="mnist", source=source, train=len(train_y), test=len(test_y))
+    log("SETUP", rank=env.rank, sample="mnist", source=source, train=len(train_y), test=len(test_y),
+        precision=args.precision, compile=args.compile)
 
     raw = Net().to(env.device)
     ids = [env.device.index] if env.device.type == "cuda" else None
     model = ft.ddp(raw, device_ids=ids) if ft else DDP(raw, device_ids=ids)
+    net = torch.compile(model) if args.compile else model        # checkpoints and evaluation use raw
+    autocast = (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if args.precision == "bf16" else nullcontext
     optimizer = torch.optim.Adadelta(model.parameters(), lr=args.lr)
     scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=1, gamma=args.gamma)
     sampler = ElasticSampler(len(train_y), args.batch_size, seed=args.seed)
 
     def step_fn(batch):
         idx = torch.tensor(batch.indices, dtype=torch.long, device=env.device)
-        loss_sum = F.nll_loss(model(train_x[idx]), train_y[idx], reduction="sum")
+        with autocast():
+            out = net(train_x[idx])
+        loss_sum = F.nll_loss(out.float(), train_y[idx], reduction="sum")
         (loss_sum * (batch.world_size / batch.global_count)).backward()
         return loss_sum.item()
 

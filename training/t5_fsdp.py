@@ -67,6 +67,10 @@ def parse_args(argv=None):
                         "default bf16 on GPUs that support it, fp32 otherwise")
     m.add_argument("--activation-checkpointing", action="store_true",
                    help="recompute each T5 block's activations in backward (saves memory)")
+    m.add_argument("--attn-implementation", default=None,
+                   help="attention kernel (sdpa, eager; default: transformers' choice, sdpa where it has it for T5)")
+    m.add_argument("--compile", action="store_true",
+                   help="torch.compile each T5 block's forward (the FSDP2 and checkpointing hooks stay eager)")
     m.add_argument("--sharding-strategy", choices=("full", "hybrid", "no-reshard"), default="full",
                    help="full: ZeRO-3 over all ranks; no-reshard: keep params gathered until backward; "
                         "hybrid: shard within a node, replicate across nodes (HSDP)")
@@ -159,11 +163,13 @@ def load_model_and_tokenizer(args, env):
             if (env.local_rank == 0) == (turn == 0):
                 try:
                     try:
-                        model = T5ForConditionalGeneration.from_pretrained(args.model_id, local_files_only=True)
+                        model = T5ForConditionalGeneration.from_pretrained(args.model_id, local_files_only=True,
+                                                                           attn_implementation=args.attn_implementation)
                     except OSError:
                         if args.local_files_only:
                             raise
-                        model = T5ForConditionalGeneration.from_pretrained(args.model_id)
+                        model = T5ForConditionalGeneration.from_pretrained(
+                            args.model_id, attn_implementation=args.attn_implementation)
                     try:
                         tok = AutoTokenizer.from_pretrained(args.model_id, local_files_only=args.local_files_only)
                     except Exception:  # noqa: BLE001
@@ -185,7 +191,10 @@ def load_model_and_tokenizer(args, env):
             reason=f"{type(error).__name__}: {str(error).splitlines()[0][:160] if str(error) else ''}",
             note="model not loadable offline; training the tiny random-weight T5 instead")
     torch.manual_seed(args.seed)   # same initial weights on every rank
-    return T5ForConditionalGeneration(tiny_config()), byt5_tokenizer(), "tiny-random-t5"
+    cfg = tiny_config()
+    if args.attn_implementation:
+        cfg._attn_implementation = args.attn_implementation
+    return T5ForConditionalGeneration(cfg), byt5_tokenizer(), "tiny-random-t5"
 
 
 def tokenize(tok, pairs, src_len, tgt_len):
@@ -237,6 +246,9 @@ def main(argv=None) -> int:
 
     if args.activation_checkpointing:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    if args.compile:
+        for block in list(model.encoder.block) + list(model.decoder.block):
+            block.forward = torch.compile(block.forward)
     model.to(env.device)
     model, nblocks, mesh_shape = apply_fsdp(model, args, env, args.precision == "bf16")
     if ft is not None:
@@ -244,7 +256,8 @@ def main(argv=None) -> int:
     nparams = sum(p.numel() for p in model.parameters())
     log("SETUP", rank=env.rank, sample="t5", model=desc, params=nparams, fsdp_blocks=nblocks,
         mesh=mesh_shape, sharding=args.sharding_strategy, precision=args.precision,
-        activation_checkpointing=args.activation_checkpointing, data=source, samples=len(pairs),
+        activation_checkpointing=args.activation_checkpointing, compile=args.compile,
+        attn=model.config._attn_implementation, data=source, samples=len(pairs),
         vocab=len(tok))
 
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)

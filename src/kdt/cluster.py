@@ -16,7 +16,7 @@ Read by `kdt merge-preview`, `lint` and `preview` (the init container every Work
 with a Master gets, which the lint rule pod-security judges; the PodGroup a gang scheduler makes), from
 the repository root unless a command names another template (`--pytorch-init-container-template FILE`;
 merge-preview's `--gang-scheduler NAME` likewise). Without the file: the operator's defaults
-(kdt.operators.pytorch_init; no gang scheduler). `objects` are rendered the first time a lint rule asks
+(kdt.operators.training_operator_v1.pytorch_init; no gang scheduler). `objects` are rendered the first time a lint rule asks
 (`Cluster.objects`): the rules that join a job to the cluster's objects (kueue-*) read them beside the
 documents of the run, as what the cluster has for certain.
 """
@@ -29,8 +29,8 @@ from pathlib import Path
 from .documents import load_all
 from .errors import UsageError
 from .kubeyaml import KUSTOMIZE
-from .operators import pytorch_init as PI
-from .operators import training_operator_v1 as TO1
+from .operators.training_operator_v1 import pytorch_init as PI
+from .operators.training_operator_v1 import facts as TO1
 from .paths import ROOT
 
 DEFAULT_FILE = ".kdt-cluster.yaml"

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Iterable
 from . import kinds as K
 from .documents import Document
 from .errors import MALFORMED
-from .expand import torchft as TORCHFT
+from .operators.torchft import groups as TORCHFT
 from .expand.model import Expanded, Held, Limit, Loader
 from .findings import WARNING, Finding, format_path
 
 if TYPE_CHECKING:
-    from .expand.kueue import Workload as KueueWorkload
+    from .operators.kueue.expand import Workload as KueueWorkload
 
 __all__ = ["Expanded", "Held", "Limit", "Loader", "Expansion", "expand_documents", "summary_line", "explain_lines",
            "pod_notes", "elided_lines", "kueue_workloads", "workload_line"]
@@ -54,9 +54,15 @@ def expand_documents(docs: Iterable[Document], trainer_version: str | None = Non
     out: list[Expanded] = []
     held: list[Held] = []
     findings: list[Finding] = []
+    validated: dict = {}        # (id of a document, release) -> its errors
+    reported: set = set()       # ids of documents whose refusal is already among the findings
     for d in docs:
         k = K.of(d)
         if k is None or not isinstance(d.data, dict):
+            continue
+        refused = _refusals(k, d, ctx, validated, reported)
+        if refused:
+            findings.extend(refused)
             continue
         try:
             result = k.expand(d, ctx)
@@ -76,6 +82,35 @@ def expand_documents(docs: Iterable[Document], trainer_version: str | None = Non
     return Expansion(out, findings, held)
 
 
+def _refusals(k, d: Document, ctx, validated: dict, reported: set) -> list[Finding]:
+    """What the API server refuses of `d` and the documents its expansion reads (the kind's
+    `admission_inputs`) by their CRDs' schema, enums, limits and CEL rules, asked of validation
+    (kdt.validate, the same findings `kdt validate` gives) at the release the preview builds for: each
+    refused document's errors once, and for `d` when it is admitted but what it reads is not, why nothing
+    is created. As a webhook refusal (kdt.operators.admission), a refusal creates nothing."""
+    inputs, release = k.admission_inputs(d, ctx)
+    if not inputs:
+        return []
+    from .validate import RULE as SCHEMA, validate_documents
+    out: list[Finding] = []
+    refused = []
+    for doc in inputs:
+        key = (id(doc), release)
+        if key not in validated:
+            validated[key] = [f for f in validate_documents([doc], trainer_version=release)
+                              if f.level != WARNING and f.rule == SCHEMA]
+        if validated[key]:
+            refused.append(doc)
+            if id(doc) not in reported:
+                reported.add(id(doc))
+                out.extend(validated[key])
+    if refused and refused[0] is not d:
+        other = refused[0]
+        out.append(d.finding("expand", f"nothing is created: the API server refuses {other.kind}/{other.name}, "
+                                       "which this object needs (its findings say why)"))
+    return out
+
+
 def summary_line(target: str, expanded: list[Expanded], held: list[Held] = ()) -> str:
     """One line per target: what the operators create, and the rendezvous they set up; for a job held,
     that nothing is created yet and why."""
@@ -91,9 +126,9 @@ def summary_line(target: str, expanded: list[Expanded], held: list[Held] = ()) -
         if waiting:
             parts.append(f"{src.kind}/{src.name}: nothing created yet: {waiting[0]}")
             continue
-        found = [g for e in items for g in TORCHFT.groups(e)]
-        if found:       # replica groups: each pod its own torchrun, no rendezvous to show (kdt.expand.torchft)
-            parts.append(TORCHFT.describe(items, found))
+        found = [g for e in items for g in TORCHFT.groups(e, K.POD.matches)]
+        if found:       # replica groups: each pod its own torchrun, no rendezvous to show (kdt.operators.torchft.groups)
+            parts.append(TORCHFT.describe(items, found, K.POD.matches))
             continue
         k = K.of(src)
         parts.append(k.describe(items) if k is not None else "")
@@ -116,7 +151,7 @@ def elided_lines(expanded: list[Expanded]) -> list[str]:
 def pod_notes(e: Expanded) -> list[str]:
     """What each pod computes at start from the env it is given (the source kind's `notes`; a torchft
     replica group: its group and the Lighthouse it asks)."""
-    found = TORCHFT.groups(e)
+    found = TORCHFT.groups(e, K.POD.matches)
     if found:
         return TORCHFT.notes(found)
     if TORCHFT.runs_groups(e):
@@ -157,7 +192,7 @@ def explain_lines(e: Expanded) -> list[str]:
 
 def kueue_workloads(docs: Iterable[Document], expanded: list[Expanded], trainer_version: str | None = None,
                     options: dict | None = None) -> list[tuple[Document, "KueueWorkload"]]:
-    """The Kueue Workload each queued job of `docs` becomes (kdt.kinds.kueue_workload; kdt.expand.kueue), read
+    """The Kueue Workload each queued job of `docs` becomes (kdt.kinds.kueue_workload; kdt.operators.kueue.expand), read
     from the job and from what the preview made of it (a TrainJob's JobSet)."""
     docs = list(docs)
     ctx = K.ExpandContext(docs, Loader(), trainer_version, options or {})
@@ -174,7 +209,7 @@ def kueue_workloads(docs: Iterable[Document], expanded: list[Expanded], trainer_
 
 def workload_line(w: "KueueWorkload") -> str:
     """`Kueue Workload trainjob-t5-fsdp-<hash> (queue training): node 64 x {...}; total ...; topology ...`."""
-    from .operators.kueue import show_value
+    from .operators.kueue.facts import show_value
     parts = []
     for ps in w.pod_sets:
         per_pod = ", ".join(f"{r} {show_value(r, v)}" for r, v in sorted(ps.requests().items()))

@@ -34,11 +34,12 @@ from .migrate import chart as MC
 from .migrate.compare import Claim, Difference, compare
 from .migrate.patch import PatchError, apply, dump, normalize_comments, patch_text
 from .migrate.plan import Plan
+from .operators.trainer_v2 import shapes as SH
 from .paths import display
 from .render import helm_lint, render
 
 RULE = "migrate"
-LABELS = {"2.1": "2.1", "2.3": "2.2+"}
+LABELS = {s.key: s.label for s in SH.SHAPES}   # "2.3" -> "2.2+" (kdt.operators.trainer_v2.shapes)
 # The proof builds every pod of a job up to this many per group (a replica type, a Job); past it, the merge
 # preview's first and last ones (kdt.expand.model.Limit) and the proof compares those built on both sides.
 PROOF_PODS = 4096
@@ -79,8 +80,8 @@ class Result:
 
 
 def release(version: str) -> str:
-    """The shape a Trainer release is written in: "2.1", or "2.3" for 2.2 and later."""
-    return "2.3" if tuple(int(x) for x in str(version).lstrip("v").split(".")[:2]) >= (2, 2) else "2.1"
+    """The shape a Trainer release is written in, by the release it is checked as: "2.1", or "2.3" for 2.2 and later."""
+    return SH.checked_as(version)
 
 
 def _rel(path: Path) -> Path:

@@ -24,7 +24,7 @@ from . import targets as T
 from .documents import Document, bad_bytes_finding, is_blank, load_all, read_file, read_stream
 from .kubeyaml import APPLY, BOTH
 from .errors import UsageError
-from .findings import ERROR, Finding
+from .findings import ERROR, WARNING, Finding
 from .paths import display, tool
 
 HELM_RELEASE = "trainer"   # release name used for every chart values file
@@ -179,11 +179,64 @@ def _render(target: T.Target, helm_set: tuple[str, ...]) -> Rendered:
                 d.source = src
         if not out.documents and not out.findings and not out.skipped and not target.in_folder and \
                 (target.kind != T.FILE or (stdin and is_blank(text))):
-            # kubectl apply refuses it too ("no objects passed to apply"); a blank file named is no error
-            # (kubeconform: 0 resources), empty standard input is.
+            # kubectl apply refuses it too ("no objects passed to apply"), as it does empty standard input; a
+            # blank file named is judged with the run's other files (nothing_to_apply).
             what = {T.FILE: "input", T.KUSTOMIZE: "kustomization's output", T.HELM: "chart's output"}[target.kind]
             out.findings.append(Finding(ERROR, "input", f"the {what} holds no Kubernetes object", file, target=out_target(target)))
     return out
+
+
+# k8s.io/kubectl v0.36.3 pkg/cmd/apply/apply.go RunApply: `if len(infos) == 0 && len(errs) == 0 { return
+# fmt.Errorf("no objects passed to apply") }`: the pinned kubectl 1.37.1 says `error: no objects passed to apply`
+# (exit 1) for `kubectl apply --dry-run=client -f FILE` on an empty file, one of only comments, or of only `---`.
+KUBECTL_NO_OBJECTS = "no objects passed to apply"
+
+
+def holds_nothing(target: T.Target, documents: int, findings: list, skipped: int, text=None) -> bool:
+    """Whether `target` is a file the user named (not standard input, not met walking a folder) that gave no
+    object, no finding and nothing skipped because it is empty, or only comments, directives and `---` lines
+    (`text`: its text when the caller holds it; else it is read, up to BLANK_READ bytes). An empty `kind: List`
+    is an object written on purpose, not this."""
+    if not (target.kind == T.FILE and not target.in_folder and str(target.path) != "-" and not documents
+            and not findings and not skipped):
+        return False
+    if text is None:
+        try:
+            with open(target.path, "rb") as fh:
+                raw = fh.read(BLANK_READ + 1)
+        except OSError:
+            return False
+        if len(raw) > BLANK_READ:
+            return False
+        text = raw.decode("utf-8", errors="replace")
+    return is_blank(text)
+
+
+BLANK_READ = 1 << 20     # bytes: a file larger than this that holds no object is not read again to say so
+
+
+def nothing_to_apply(empty: list[T.Target], documents: int) -> list[Finding]:
+    """One located line for each file named that holds no Kubernetes object (`holds_nothing`).
+
+    kubectl refuses the run only when nothing it was given holds an object (KUBECTL_NO_OBJECTS) and otherwise
+    applies the rest without a word, so: an error when the run has no object at all (rule `input`: exit 2, as
+    for every input kubectl refuses), else a warning (the named file is most likely not the one meant, and the
+    others' results stand). A file met walking a folder says nothing, as `kubectl apply -f DIR` says nothing of
+    it: a folder of manifests may hold commented-out examples."""
+    if not empty:
+        return []
+    level = ERROR if documents == 0 else WARNING
+    how = (f'kubectl apply says "{KUBECTL_NO_OBJECTS}"' if documents == 0
+           else "kubectl apply -f skips it and applies the other files")
+    return [Finding(level, "input", f"no Kubernetes object in this file (it is empty or holds only comments): {how}",
+                    t.name, line=1, col=1) for t in empty]
+
+
+def built_documents(target: T.Target) -> list[Document]:
+    """A target's documents, rendered once per run (what kdt.trainer_release.decide asks of a kustomization that
+    builds a file named alone); none when it does not render (its own run reports that)."""
+    r = render(target)
+    return r.documents if r.ok else []
 
 
 def out_target(target: T.Target) -> str:

@@ -184,6 +184,53 @@ def _for_file(p: Path) -> Target | None:
     return Target(display(p), FILE, p)      # a resource, or a file the kustomization does not name: the file itself
 
 
+def including_kustomization(target: Target) -> Target | None:
+    """The kustomization a walk of the file's folder makes the target that holds this file: the nearest folder at
+    or above the file with a kustomization (a walk stops there: `_walk_real`), when its resources reach the file
+    (directly or through the local kustomizations and components it includes). None for standard input, a file
+    met walking a Component (read as itself either way), or one no kustomization builds. A file's Trainer
+    release is decided as that kustomization's (kdt.trainer_release.decide), so that it is the same whether the
+    file is named alone or walked with its folder."""
+    if target.kind != FILE or str(target.path) == "-":
+        return None
+    try:
+        real = target.path.resolve()
+    except (OSError, RuntimeError):
+        return None
+    for folder in real.parents:
+        if not any((folder / f).is_file() for f in KUSTOMIZATION_FILES):
+            continue
+        if _component_resources(folder) is not None:
+            return None
+        return Target(display(folder), KUSTOMIZE, folder) if real in _built_files(folder, set()) else None
+    return None
+
+
+def _built_files(folder: Path, seen: set) -> set[Path]:
+    """The local resource files a kustomization builds, through the kustomizations and components it includes."""
+    folder = folder.resolve()
+    if folder in seen:
+        return set()
+    seen.add(folder)
+    kfile = next((folder / f for f in KUSTOMIZATION_FILES if (folder / f).is_file()), None)
+    try:
+        spec = (load_all(kfile.read_text(errors="replace")) or [None])[0] if kfile else None
+    except OSError:
+        return set()
+    out: set[Path] = set()
+    if not isinstance(spec, dict):
+        return out
+    for entry in list(spec.get("resources") or []) + list(spec.get("bases") or []) + list(spec.get("components") or []):
+        if not isinstance(entry, str) or "://" in entry:
+            continue
+        p = folder / entry
+        if p.is_dir():
+            out |= _built_files(p, seen)
+        elif p.is_file():
+            out.add(p.resolve())
+    return out
+
+
 def build_inputs(folder: Path) -> set[Path]:
     """The files a kustomization reads that are no objects of their own: its patches, its generators' files
     and env files, the configs of its replacements, transformers, generators and validators, its openapi."""

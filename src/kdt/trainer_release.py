@@ -6,7 +6,7 @@ In order, the first that answers:
 2. the target's `# kdt:trainer-version=X.Y` marker (kdt.targets.target_trainer_version);
 3. where the repository pins it (`repository_pin`), the first of these kinds of evidence that agrees
    with itself: a Trainer CRD in the tree (its TrainJob's spec fields are one release's,
-   kdt.operators.trainer_v2.TRAINJOB_SPEC_FIELDS), a remote kustomize ref in a kustomization
+   kdt.operators.trainer_v2.facts.TRAINJOB_SPEC_FIELDS), a remote kustomize ref in a kustomization
    (`github.com/kubeflow/trainer/...?ref=v2.1.0`), a Helm dependency on the `kubeflow-trainer` chart
    (Chart.yaml), an install step in the docs, scripts or CI: a command line (kubectl, helm, kustomize, curl,
    wget) that applies a ref, installs the chart or fetches a release asset (`kubectl apply -k ...?ref=...`,
@@ -18,11 +18,12 @@ In order, the first that answers:
 5. kdt.versions.TRAINER_DEFAULT.
 
 A pinned release the project has no schemas of is checked as the supported release with its API shape
-(kdt.operators.trainer_v2.checked_as: 2.0 as 2.1, 2.2 as 2.3). Refs of kubeflow/trainer at v1.x are the
+(kdt.operators.trainer_v2.facts.checked_as: 2.0 as 2.1, 2.2 as 2.3). Refs of kubeflow/trainer at v1.x are the
 Training Operator's (the repository was renamed), not Trainer pins.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import re
@@ -34,7 +35,7 @@ import yaml_rs
 from . import kinds as K
 from . import schemas, targets, versions
 from .findings import format_path
-from .operators import trainer_v2 as TV2
+from .operators.trainer_v2 import facts as TV2
 from .paths import ROOT, display
 
 
@@ -43,11 +44,15 @@ class Decision:
     release: str          # "2.1", "2.3"
     how: str              # option | marker | pinned | shape | default
     evidence: str = ""
+    via: str = ""         # a file decided as the kustomization that builds it (kdt.targets.including_kustomization)
 
     def note(self, target: str = "") -> str:
         what = f"Trainer {self.release}" + (f" for {target}" if target else "")
-        how = {"pinned": "pinned by the repository", "shape": "the shape of its Trainer objects"}.get(self.how, self.how)
-        return f"{what} ({how}: {self.evidence}; --trainer-version overrides)" if self.evidence else f"{what} ({how})"
+        how = {"pinned": "pinned by the repository", "shape": "the shape of its Trainer objects",
+               "marker": "the kdt:trainer-version marker", "default": "the default"}.get(self.how, self.how)
+        via = f"; decided as {self.via}, the kustomization that builds it" if self.via else ""
+        return (f"{what} ({how}: {self.evidence}{via}; --trainer-version overrides)" if self.evidence
+                else f"{what} ({how}{via})")
 
 
 # Evidence kinds, strongest first.
@@ -247,11 +252,19 @@ def shape(docs, kubernetes_version: str = versions.KUBERNETES_DEFAULT) -> Decisi
 
 
 def decide(target: targets.Target, docs=None, option: str | None = None, text: str | None = None,
-           kubernetes_version: str = versions.KUBERNETES_DEFAULT) -> Decision:
+           kubernetes_version: str = versions.KUBERNETES_DEFAULT, build=None) -> Decision:
     """The Trainer release of one target (docs: its documents when known; text: a stream's head, for the
-    marker of standard input)."""
+    marker of standard input).
+
+    `build`: a target's documents (the caller's renderer; this layer runs no kubectl). With it, a file that a
+    kustomization builds is decided as that kustomization, as a walk of its folder decides it (its marker, and
+    the shape of the sibling resources it is applied with), whether the file is named alone or walked."""
     if option:
         return Decision(targets.trainer_release(option), "option")
+    if build is not None:
+        k = targets.including_kustomization(target)
+        if k is not None:
+            return dataclasses.replace(decide(k, build(k), None, None, kubernetes_version), via=k.name)
     marker = targets.target_trainer_version(target, text)
     if marker:
         return Decision(marker, "marker")
@@ -272,9 +285,9 @@ def notes(decided: list[tuple[str, Decision]]) -> list[str]:
     (the user wrote those, or the target has nothing that differs)."""
     out: list[str] = []
     for name, d in decided:
-        if d.how == "pinned":
+        if d.how == "pinned" and not d.via:
             line = d.note()
-        elif d.how == "shape":
+        elif d.how == "shape" or d.via:
             line = d.note(name)
         else:
             continue

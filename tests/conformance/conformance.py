@@ -22,7 +22,7 @@ upstream file is copied. A fixture:
 A fact is [object, path, expected]: object `Kind/name` (a pod by its hostname) or `Kind` (the one object
 of that kind); path as kdt.findings.format_path writes it, with `[name]` selecting the list item whose
 `name` is that (`[containerPort=29500]` another key); expected a value, or {absent: true}, or
-{quantity: "8Gi"} (compared as numbers). [count, Kind, n] counts the objects of a kind.
+{quantity: "8Gi"} (compared as numbers), or {contains: text or [texts]} (a string holding each). [count, Kind, n] counts the objects of a kind.
 """
 from __future__ import annotations
 
@@ -78,12 +78,14 @@ class Fixture:
     left_out: list      # {test, case, reason}
 
 
-def fixtures() -> list[Fixture]:
+def fixtures(root: Path = FIXTURES) -> list[Fixture]:
+    """The fixtures under `root` (default: the unit-test restatements; bench/trainer_integration.py reads
+    tests/conformance/integration, the integration tests' restatement)."""
     out = []
-    for p in sorted(FIXTURES.rglob("*.yaml")):
+    for p in sorted(root.rglob("*.yaml")):
         data = yaml.safe_load(p.read_text())
         opts = data.get("options") or {}
-        cases = [Case(str(p.relative_to(FIXTURES)), data["source"], c["test"], str(c["case"]), c.get("manifests") or [],
+        cases = [Case(str(p.relative_to(root)), data["source"], c["test"], str(c["case"]), c.get("manifests") or [],
                       c.get("facts") or [], c.get("rejected") or [], c.get("warned") or [], c.get("held"),
                       {**opts, **(c.get("options") or {})}, {**PATHS, **(data.get("paths") or {})})
                  for c in data.get("cases") or []]
@@ -142,6 +144,9 @@ def same(got, want) -> bool:
         return got is _MISSING
     if got is _MISSING:
         return False
+    if isinstance(want, dict) and set(want) == {"contains"}:
+        return isinstance(got, str) and all(part in got for part in
+                                            (want["contains"] if isinstance(want["contains"], list) else [want["contains"]]))
     if isinstance(want, dict) and set(want) == {"quantity"}:
         a, b = exact_quantity(got), exact_quantity(want["quantity"])
         return a is not None and b is not None and a[0] == b[0]

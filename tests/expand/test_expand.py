@@ -6,10 +6,10 @@ import sys
 import pytest
 
 from kdt.merge_preview import Limit, elided_lines, expand_documents, explain_lines, summary_line
-from kdt.expand.trainer_v2 import num_proc_per_node
+from kdt.operators.trainer_v2.expand import num_proc_per_node
 from kdt.operators import injection as INJ
-from kdt.operators import trainer_v2 as TV2
-from kdt.operators import training_operator_v1 as TO1
+from kdt.operators.trainer_v2 import facts as TV2
+from kdt.operators.training_operator_v1 import facts as TO1
 from kdt.render import render
 from kdt.targets import discover  # noqa: E402
 
@@ -143,7 +143,9 @@ def test_trainer_23_runtime_patches_init_container_and_initializer(load):
     assert js.obj["metadata"]["labels"] == {"team": "ml-platform"}   # JobSet-level patch label wins
     rj, pod, c = node_container(js.obj)
     assert pod["serviceAccountName"] == "trainer-sa"
-    assert pod["initContainers"] == [{"name": "warmup", "image": "busybox:1.37", "args": ["sleep", "1"]}]
+    # a 2.3 ContainerPatch has name, env, volumeMounts and securityContext only (trainjob_types.go)
+    assert pod["initContainers"] == [{"name": "warmup", "image": "busybox:1.36", "args": ["sleep", "1"],
+                                      "env": [{"name": "WARMUP_STEPS", "value": "3"}]}]
     # 2.3 merges resourcesPerNode into the runtime's resources key by key (MergeResourceRequirements)
     assert c["resources"] == {"limits": {"cpu": "4"}, "requests": {"cpu": "3500m"}}
     e = dict(env(c))
@@ -218,11 +220,14 @@ def test_missing_target_job_and_runtime_are_errors():
 
 
 def test_version_mismatch(load):
-    _, findings = expand_documents(load("runtime-2.1.yaml", "trainjob-2.1.yaml"), trainer_version="2.3")
-    assert [f.path for f in findings] == ["spec.podTemplateOverrides"]
-    assert "2.2+ has runtimePatches" in findings[0].message
-    _, findings = expand_documents(load("patches-2.3.yaml"), trainer_version="2.1")
-    assert [f.path for f in findings] == ["spec.runtimePatches"]
+    # the API server of the other release refuses both by their CRDs' schemas (kdt.merge_preview asks
+    # validation): the TrainJob's field of the other shape, the 2.1 runtime's numProcPerNode (2.3 has none)
+    objs, findings = expand_documents(load("runtime-2.1.yaml", "trainjob-2.1.yaml"), trainer_version="2.3")
+    assert objs == [] and [(f.rule, f.kind, f.path) for f in findings] == [
+        ("schema", "TrainJob", "spec.podTemplateOverrides"),
+        ("schema", "ClusterTrainingRuntime", "spec.mlPolicy.torch.numProcPerNode")]
+    objs, findings = expand_documents(load("patches-2.3.yaml"), trainer_version="2.1")
+    assert objs == [] and [(f.rule, f.path) for f in findings] == [("schema", "spec.runtimePatches")]
 
 
 def test_never_mutates_input(load):
@@ -503,7 +508,10 @@ def test_the_preview_is_bounded_whatever_the_counts():
         assert elided_lines(objs) == [f"PyTorchJob/job: {n - 6:,} more Worker pods and Services not shown "
                                       f"(indices 4 to {n - 3:,}: the same template, their index in the name and the env)"]
         assert f"{n + 1:,} pods (job-master-0" in summary_line("t", objs)
-        objs, _ = expand_documents(trainjob(nodes=n), trainer_version="2.3")
+        objs, findings = expand_documents(trainjob(nodes=n), trainer_version="2.3")
+        if n > 2 ** 31 - 1:     # numNodes is an int32 (the TrainJob CRD's format): the API server refuses it
+            assert objs == [] and [(f.rule, f.path) for f in findings] == [("schema", "spec.trainer.numNodes")]
+            continue
         assert [p.name for p in of_kind(objs, "Pod")] == [f"tj-node-0-{i}" for i in (0, 1, 2, 3, n - 2, n - 1)]
         [js] = of_kind(objs, "JobSet")
         assert js.facts["pods_total"] == n

@@ -1,5 +1,6 @@
-"""The house rules of the tooling package, checked on its source (docs/architecture.md):
-no import cycle; no stage outside the registry (kdt.kinds) and the facts (kdt.operators) compares a
+"""The house rules of the tooling package, checked on its source (docs/architecture.md; the layers and
+import cycles: test_layers.py): no stage outside the registry (kdt.kinds) and the facts (kdt.operators)
+compares a
 kind name; every registered kind is unique and reachable; the checklist names files that exist."""
 from __future__ import annotations
 
@@ -25,78 +26,6 @@ def _module(path: Path) -> str:
 
 def _modules() -> dict[str, Path]:
     return {_module(p): p for p in PKG.rglob("*.py") if "__pycache__" not in p.parts}
-
-
-def _resolve(mod: str, is_pkg: bool, level: int, name: str | None) -> str:
-    if level == 0:
-        return name or ""
-    base = mod.split(".") if is_pkg else mod.split(".")[:-1]
-    base = base[: len(base) - (level - 1)]
-    return ".".join(base + ([name] if name else []))
-
-
-def _edges(mods: dict[str, Path]) -> dict[str, set[str]]:
-    """Module-level imports (those that run when the module loads), each to the module it loads and the
-    packages above it (loading a.b.c runs a/__init__ and a/b/__init__ first)."""
-    out: dict[str, set[str]] = {}
-    for mod, path in mods.items():
-        tree = ast.parse(path.read_text())
-        targets: set[str] = set()
-        for node in tree.body:   # top level only: a function-level import runs later
-            if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
-                continue
-            names = []
-            if isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = _resolve(mod, path.name == "__init__.py", node.level, node.module)
-                names = [base] + [f"{base}.{a.name}" for a in node.names]
-            for n in names:
-                while n:
-                    if n in mods and n != mod:
-                        targets.add(n)
-                    n = n.rpartition(".")[0]
-        out[mod] = {t for t in targets if t.startswith("kdt")}
-    return out
-
-
-def test_no_import_cycle():
-    mods = _modules()
-    edges = _edges(mods)
-    # Tarjan's strongly connected components: a component of more than one module is a cycle.
-    index, low, stack, on, cycles, counter = {}, {}, [], set(), [], [0]
-
-    def visit(v):
-        index[v] = low[v] = counter[0]
-        counter[0] += 1
-        stack.append(v)
-        on.add(v)
-        for w in edges.get(v, ()):
-            if w not in index:
-                visit(w)
-                low[v] = min(low[v], low[w])
-            elif w in on:
-                low[v] = min(low[v], index[w])
-        if low[v] == index[v]:
-            comp = []
-            while True:
-                w = stack.pop()
-                on.discard(w)
-                comp.append(w)
-                if w == v:
-                    break
-            # A package and its own submodule are one load (a/__init__ importing a.b): not a cycle unless
-            # another module is in between.
-            if len(comp) > 1 and not all(c == min(comp, key=len) or c.startswith(min(comp, key=len) + ".")
-                                         for c in comp if len(comp) == 2):
-                cycles.append(sorted(comp))
-
-    import sys
-    sys.setrecursionlimit(10000)
-    for v in mods:
-        if v not in index:
-            visit(v)
-    assert not cycles, f"import cycles: {cycles}"
 
 
 _KIND_NAMES = {k.kind for k in K.ALL}

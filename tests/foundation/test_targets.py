@@ -20,8 +20,9 @@ def test_a_file_means_what_it_belongs_to():
         "components/t5-fsdp/runtime.yaml",          # a Component's resource: the file
         "components/trainer-2.1/overrides.yaml",    # a Component's patch: through the overlays using it
     )]))
-    assert got == [("file", "components/t5-fsdp/runtime.yaml"), ("helm", "charts/trainer/ci/ddp.yaml"),
-                   ("kustomize", "overlays/ddp")]
+    # a chart template means the chart with its first values file (ci/ddp-git.yaml sorts before ci/ddp.yaml)
+    assert got == [("file", "components/t5-fsdp/runtime.yaml"), ("helm", "charts/trainer/ci/ddp-git.yaml"),
+                   ("helm", "charts/trainer/ci/ddp.yaml"), ("kustomize", "overlays/ddp")]
 
 
 def test_a_walked_folder_renders_kustomizations_and_charts_and_reads_the_rest(validate_cli):

@@ -92,8 +92,8 @@ def test_statefulset_without_a_lighthouse_in_the_stream_is_a_warning(rendered, t
 
 
 def test_the_names_agree_with_trainkit():
-    """kdt.operators.torchft restates trainkit's names (training/ and src/ never import each other)."""
-    from kdt.operators import torchft as TFT
+    """kdt.operators.torchft.facts restates trainkit's names (training/ and src/ never import each other)."""
+    from kdt.operators.torchft import facts as TFT
     args = (ROOT / "training" / "trainkit" / "args.py").read_text()
     for const in ("ENV_MODE", "ENV_GROUP_ID", "ENV_NUM_GROUPS", "ENV_MIN_GROUPS"):
         assert f'"{getattr(TFT, const)}"' in args, const

@@ -392,7 +392,7 @@ def groups():
 
 @pytest.mark.parametrize("version", ["2.1", "2.3"])
 def test_torchft_groups_keep_an_id_per_pod_and_restart_alone(groups, version):
-    from kdt.expand import torchft as XFT
+    from kdt.operators.torchft import groups as XFT
     from kdt.merge_preview import expand_documents
     r = groups[version]
     assert r.unexplained == 0 and not [f for f in r.checks if f.level == ERROR]
@@ -400,7 +400,7 @@ def test_torchft_groups_keep_an_id_per_pod_and_restart_alone(groups, version):
     text = r.files["tests/migrate/fixtures/torchft.yaml"]
     docs, _ = load_stream(text, "out.yaml")
     items, _ = expand_documents(docs, trainer_version=version)
-    found = [(pod, gid) for e in items for pod, gid, _ in XFT.groups(e)]
+    found = [(pod, gid) for e in items for pod, gid, _ in XFT.groups(e, K.POD.matches)]
     # the merge preview of the output: each of the TrainJob's pods a group of its own, numbered as before
     assert sorted(found) == [(f"groups-test-node-0-{i}", str(i)) for i in range(3)]
     out = _docs(text)
@@ -444,8 +444,8 @@ def test_a_replica_index_beside_a_master_is_a_finding_not_a_rewrite(tmp_path):
 
 
 # ------------------------------------------------------------------------------------------- the shipped targets
-SHIPPED = ["overlays/ddp", "overlays/elastic", "overlays/scale-512-pytorchjob", "overlays/torchft-pytorchjob",
-           "charts/trainer/ci/ddp.yaml", "charts/trainer/ci/elastic.yaml",
+SHIPPED = ["overlays/ddp", "overlays/ddp-git", "overlays/elastic", "overlays/scale-512-pytorchjob", "overlays/torchft-pytorchjob",
+           "charts/trainer/ci/ddp.yaml", "charts/trainer/ci/ddp-git.yaml", "charts/trainer/ci/elastic.yaml",
            "charts/trainer/ci/scale-512-pytorchjob.yaml", "charts/trainer/ci/torchft-pytorchjob.yaml"]
 
 

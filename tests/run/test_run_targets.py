@@ -55,6 +55,10 @@ SAME_PROCESSES.update({chart: (overlay, (NODES,)) for overlay, chart in AT_TWO_N
 # overlays/elastic runs to the end in its fault test below (a pod lost, the job Succeeded, every rank's
 # final weights alike), which is a to-completion run of the same pods plus a fault: not run twice.
 FAULT_RUNS_TO_COMPLETION = {"overlays/elastic"}
+# overlays/ddp-git clones a commit of this repository's history (a shallow checkout lacks it): its own pieces
+# (base, components/git-code) run to the end, with a pod lost, pinned to a repository the test makes, in
+# tests/run/test_git_code.py.
+FAULT_RUNS_TO_COMPLETION |= {"overlays/ddp-git"}
 TARGETS = [AT_TWO_NODES.get(f"overlays/{o}", f"overlays/{o}") for o in OVERLAYS
            if f"overlays/{o}" not in FAULT_RUNS_TO_COMPLETION]
 # The fine-tune (training/llm_finetune.py) reads /data and /models/base: --volume gives them (llm_volumes).

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from kdt.errors import UsageError
-from kdt.expand import jobset as XJ
+from kdt.operators.jobset import expand as XJ
 from kdt.run import controllers as C
 from kdt.run import faults, netshim
 from kdt.run.image import facts
@@ -122,7 +122,7 @@ def _jobset(max_restarts=None, rules=None, jobs=(("node", 1, 2),), strategy=None
 
 def _jobset_ctl(js, release="v0.12.0", gates=None):
     from kdt import kinds as K
-    from kdt.operators import jobset as JS
+    from kdt.operators.jobset import facts as JS
     pods = [LocalPod(jp.name, jp.obj, K.JOBSET, "tj", jp.job, jp.completion_index, _Doc({}, "TrainJob", "tj"),
                      job_spec=jp.job_spec) for jp in XJ.pods(js)]
     return C.JobSetController(pods, js, JS.RELEASES[release], gates)
@@ -220,9 +220,9 @@ def test_the_first_matching_rule_decides_and_no_match_restarts_the_jobset(rule, 
 
 
 def test_the_failure_actions_table_is_the_enum_of_each_trainer_releases_crds():
-    """kdt.operators.jobset.RELEASES (read from JobSet's source) against the official Trainer CRDs' enum of
+    """kdt.operators.jobset.facts.RELEASES (read from JobSet's source) against the official Trainer CRDs' enum of
     failurePolicy.rules[].action (the runtimes embed the JobSet spec; crd-rules extracted from the CRDs)."""
-    from kdt.operators import jobset as JS
+    from kdt.operators.jobset import facts as JS
     from kdt.schemas import crd_rules
     for trainer in ("2.1", "2.3"):
         enum = crd_rules.enum_at(trainer, JS.API_VERSION, JS.KIND, ("spec", "failurePolicy", "rules", "*", "action"))

@@ -22,7 +22,7 @@ from tfkit import cluster as tfcluster
 
 from kdt import targets as T
 from kdt.merge_preview import expand_documents
-from kdt.operators import jobset as JS
+from kdt.operators.jobset import facts as JS
 from kdt.operators import tensorflow as KTF
 from kdt.render import render
 

@@ -76,17 +76,48 @@ def test_list_items_are_validated_and_located_inside_the_list(validate_cli, tmp_
     assert report["summary"]["documents"] == 3
 
 
-def test_empty_standard_input_is_an_error_a_blank_file_is_not(validate_cli, lint_cli, tmp_path):
-    # kubeconform acceptance.bats: a blank file, or one of comments only, passes with 0 resources; standard
-    # input with nothing in it fails.
+def test_empty_standard_input_and_a_named_file_with_no_object_are_named(validate_cli, lint_cli, preview_cli, tmp_path):
+    # kubectl apply -f (k8s.io/kubectl v0.36.3 pkg/cmd/apply/apply.go RunApply; the pinned kubectl says the same):
+    # "error: no objects passed to apply" when nothing given holds an object: an empty file, one of comments only,
+    # one of `---` lines only. Beside a file with objects it skips such a file silently. kdt names each such
+    # file in one located line: an `input` error (exit 2) when the run has no object, else a warning (exit 0).
+    # (kubeconform passes a blank file with 0 resources, tests/reader/test_kubeconform_acceptance.py.)
     for cli in (validate_cli, lint_cli):
         code, out, err = cli("-", stdin="")
         assert code == 2 and "error [input]: the input holds no Kubernetes object" in out and "Traceback" not in err
-    (tmp_path / "empty.yaml").write_text("# only a comment\n")
+    (tmp_path / "comments.yaml").write_text("# only a comment\n# and another\n")
     (tmp_path / "blank.yaml").write_text("")
+    (tmp_path / "markers.yaml").write_text("---\n# nothing here\n---\n")
+    (tmp_path / "cm.yaml").write_text(CM.format(name="ok"))
+    alone = ('error [input]: no Kubernetes object in this file (it is empty or holds only comments): kubectl apply '
+             'says "no objects passed to apply"')
+    beside = ("warning [input]: no Kubernetes object in this file (it is empty or holds only comments): kubectl apply "
+              "-f skips it and applies the other files")
+    names = ("comments.yaml", "blank.yaml", "markers.yaml")
+    for cli in (validate_cli, lint_cli, preview_cli):
+        code, out, err = cli(*(tmp_path / n for n in names))
+        assert code == 2 and "Traceback" not in err, (cli, out)
+        assert [line for line in out.splitlines() if "[input]" in line] == \
+            [f"{tmp_path / n}:1:1: {alone}" for n in sorted(names)], out
+        code, out, _ = cli(tmp_path / "comments.yaml", tmp_path / "cm.yaml")
+        assert code == 0, out
+        assert [line for line in out.splitlines() if "[input]" in line] == [f"{tmp_path / 'comments.yaml'}:1:1: {beside}"]
+
+
+def test_a_folder_walk_says_nothing_of_a_file_with_no_object(validate_cli, lint_cli, preview_cli, tmp_path):
+    # `kubectl apply -f DIR` skips such a file without a word; a folder of manifests may well hold commented-out
+    # examples, so a walk stays quiet (and a folder with no object at all is "0 document(s)", not an error: a
+    # walk is also how a repository or a pre-commit change set is checked, where "nothing to check" is an answer).
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "commented.yaml").write_text("# apiVersion: v1\n# kind: ConfigMap\n")
+    (tmp_path / "d" / "cm.yaml").write_text(CM.format(name="ok"))
+    for cli in (validate_cli, lint_cli, preview_cli):
+        code, out, _ = cli(tmp_path / "d")
+        assert code == 0 and "[input]" not in out and "0 error(s), 0 warning(s)" in out, out
+    (tmp_path / "d" / "cm.yaml").unlink()
     for cli in (validate_cli, lint_cli):
-        code, out, _ = cli(tmp_path / "empty.yaml", tmp_path / "blank.yaml")
-        assert code == 0 and "0 error(s), 0 warning(s)" in out
+        code, out, _ = cli(tmp_path / "d")
+        assert code == 0 and "[input]" not in out, out
 
 
 def test_junit_output_is_valid_against_the_common_junit_xsd(validate_cli, tmp_path):

@@ -66,7 +66,7 @@ kueue.x-k8s.io/queue-name: {{ . }}
 {{- end }}
 {{- end }}
 
-{{/* Kueue's topology request on a pod template (scheduling.topology; kdt.operators.kueue):
+{{/* Kueue's topology request on a pod template (scheduling.topology; kdt.operators.kueue.facts):
 required or preferred with its level, in the podset group `training-job` (a PyTorchJob's Master and
 Workers placed in the same domain; the same annotations on every mode, so a job keeps them when it moves
 from one mode to another), or unconstrained. Empty when no request. */}}
@@ -150,6 +150,89 @@ in values; everything else (replicas, --nnodes, numNodes, resources, world size)
   readOnly: true
   {{- end }}
 {{- end }}
+{{- if ne .Values.mode "trainjob" }}{{/* trainjob: in the runtime */}}
+{{ include "trainer.gitVolumeMounts" . }}
+{{- end }}
+{{- end }}
+
+{{/* Training code from Git (code.git.*, components/git-code/clone): the git-sync v4 init container
+(kubernetes/git-sync v4.3.0 main.go: GITSYNC_* names, one-time mode), the checkout's volume and the
+training container's read-only mount of it. Each empty when code.git.repo is. */}}
+{{- define "trainer.gitInitContainers" -}}
+{{- with .Values.code.git }}{{- if .repo }}
+- name: git-sync
+  image: {{ .image }}
+  env:
+    {{- if and .secret (eq .auth "ssh") }}
+    - name: GITSYNC_SSH_KEY_FILE
+      value: /etc/git-secret/ssh
+    - name: GITSYNC_SSH_KNOWN_HOSTS
+      value: "true"
+    - name: GITSYNC_SSH_KNOWN_HOSTS_FILE
+      value: /etc/git-secret/known_hosts
+    {{- else if .secret }}
+    - name: GITSYNC_USERNAME
+      valueFrom:
+        secretKeyRef: {name: {{ .secret }}, key: username}
+    - name: GITSYNC_PASSWORD
+      valueFrom:
+        secretKeyRef: {name: {{ .secret }}, key: password}
+    {{- end }}
+    - name: GITSYNC_REPO
+      value: {{ .repo | quote }}
+    - name: GITSYNC_REF
+      value: {{ .commit | quote }}
+    - name: GITSYNC_ROOT
+      value: /git
+    - name: GITSYNC_LINK
+      value: {{ base .path | quote }}
+    - name: GITSYNC_DEPTH
+      value: "1"
+    - name: GITSYNC_ONE_TIME
+      value: "true"
+  securityContext:
+    runAsUser: 65533
+    runAsGroup: 65533
+    allowPrivilegeEscalation: false
+    capabilities:
+      drop: [ALL]
+  resources:
+    requests:
+      cpu: 100m
+      memory: 256Mi
+    limits:
+      memory: 1Gi
+  volumeMounts:
+    - name: git-code
+      mountPath: /git
+    {{- if and .secret (eq .auth "ssh") }}
+    - name: git-secret
+      mountPath: /etc/git-secret
+      readOnly: true
+    {{- end }}
+{{- end }}{{- end }}
+{{- end }}
+
+{{- define "trainer.gitVolumeMounts" -}}
+{{- with .Values.code.git }}{{- if .repo }}
+- name: git-code
+  mountPath: {{ dir .path }}
+  readOnly: true
+{{- end }}{{- end }}
+{{- end }}
+
+{{- define "trainer.gitVolumes" -}}
+{{- with .Values.code.git }}{{- if .repo }}
+- name: git-code
+  emptyDir:
+    sizeLimit: 2Gi
+{{- if and .secret (eq .auth "ssh") }}
+- name: git-secret
+  secret:
+    secretName: {{ .secret }}
+    defaultMode: 0400
+{{- end }}
+{{- end }}{{- end }}
 {{- end }}
 
 {{/* volumes of the training pod. */}}
@@ -165,6 +248,9 @@ in values; everything else (replicas, --nnodes, numNodes, resources, world size)
   persistentVolumeClaim:
     claimName: {{ include "trainer.claimName" (list $ .) }}
   {{- end }}
+{{- end }}
+{{- if ne .Values.mode "trainjob" }}
+{{ include "trainer.gitVolumes" . }}
 {{- end }}
 {{- end }}
 
@@ -232,6 +318,20 @@ topologySpreadConstraints:
 
 {{/* The values that are meaningless or contradictory for the chosen mode fail here, with their path. */}}
 {{- define "trainer.check" -}}
+{{- if .Values.code.git.repo }}
+{{- if not (has .Values.mode (list "pytorchjob" "elastic" "statefulset" "trainjob")) }}
+{{- fail (printf "code.git: mode %s does not take code from Git; use pytorchjob, elastic, statefulset or trainjob" .Values.mode) }}
+{{- end }}
+{{- if and (eq .Values.mode "trainjob") (not .Values.trainJob.runtime.create) }}
+{{- fail "code.git goes into the runtime's pods (a TrainJob's patches can only change containers the runtime has): add it to the existing runtime (components/git-code/trainjob), or trainJob.runtime.create" }}
+{{- end }}
+{{- if not (regexMatch "^([0-9a-f]{40}|[0-9a-f]{64})$" .Values.code.git.commit) }}
+{{- fail (printf "code.git.commit %q: a full commit SHA (git rev-parse HEAD); a branch or tag is resolved again by every pod that starts later" .Values.code.git.commit) }}
+{{- end }}
+{{- if not (has .Values.code.git.auth (list "token" "ssh")) }}
+{{- fail (printf "code.git.auth %q: token or ssh" .Values.code.git.auth) }}
+{{- end }}
+{{- end }}
 {{- if and (eq .Values.mode "elastic") (gt (int .Values.elastic.minNodes) (int .Values.nodes)) }}
 {{- fail (printf "elastic.minNodes (%d) is more than nodes (%d)" (int .Values.elastic.minNodes) (int .Values.nodes)) }}
 {{- end }}

@@ -8,7 +8,8 @@ k8s.io/apimachinery pkg/util/validation, pkg/api/resource) on the object after
 its defaults, and refuses it with every error found. This package ports the
 rules a training job meets, one module per area:
 
-- formats.py: DNS labels and subdomains, label keys and values, port and env names;
+- kdt.formats (below every stage: the operators' webhooks read it too): DNS labels and subdomains, label
+  keys and values, port and env names (k8s.io/apimachinery pkg/util/validation);
 - kdt.quantity (below the stages, the Kueue Workload's requests read it too): the resource.Quantity
   grammar and value;
 - meta.py: object names per kind, generateName, namespaces, labels, annotations, selectors;
@@ -17,8 +18,9 @@ rules a training job meets, one module per area:
   every operator kind declares to the registry (kdt.kinds: PyTorchJob and the other
   Training Operator jobs, JobSet, the runtimes) and TrainJob's trainer;
 - objects.py: Service, PersistentVolumeClaim, ConfigMap, Secret;
+- crd.py: a CustomResourceDefinition itself (apiextensions-apiserver validation.go): its name, group,
+  versions (one storage version), names, and schemas (known types, structural, list and map types);
 - dispatch.py: which checks each kind gets (asks kdt.kinds), and the rules (`RULES`).
-This file imports nothing, so the format functions (formats.py) can be read by any layer.
 
 Each finding is an error with a rule of RULES (`api-<area>`), located at the
 field. Pod templates inside an operator's kind are checked as the pods the

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..documents import Document
-from ..findings import Finding
-from . import formats as F
+from ..findings import ERROR, WARNING, Finding
+from .. import formats as F
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class Options:
 
 
 class Report:
-    """The findings of one document: (rule, path, message) until `findings()` locates them."""
+    """The findings of one document: (rule, path, message[, level]) until `findings()` locates them."""
 
     __slots__ = ("doc", "opts", "_found")
 
@@ -52,6 +52,10 @@ class Report:
     def err(self, rule: str, path: tuple, message: str) -> None:
         self._found.append((rule, path, message))
 
+    def warn(self, rule: str, path: tuple, message: str) -> None:
+        """What the API server accepts with a warning (its `Warning:` lines, e.g. pkg/api/pod/warnings.go)."""
+        self._found.append((rule, path, message, WARNING))
+
     def each(self, rule: str, path: tuple, value: Any, messages: list[str]) -> None:
         """One finding per message of a format check, naming the value as the API server does."""
         for m in messages:
@@ -60,14 +64,18 @@ class Report:
     def __bool__(self) -> bool:
         return bool(self._found)
 
+    def found(self) -> list[tuple[str, tuple, str]]:
+        """(rule, path, message) of each finding so far, not located."""
+        return list(self._found)
+
     def findings(self) -> list[Finding]:
         seen = set()
         out = []
-        for rule, path, message in self._found:
+        for rule, path, message, *level in self._found:
             if (rule, path, message) in seen:
                 continue
             seen.add((rule, path, message))
-            out.append(self.doc.finding(rule, message, list(path)))
+            out.append(self.doc.finding(rule, message, list(path), level=level[0] if level else ERROR))
         return out
 
 

@@ -6,6 +6,7 @@ from .. import kinds as K
 from ..documents import Document
 from ..errors import MALFORMED
 from ..findings import Finding
+from . import crd as C
 from . import meta as M
 from . import objects as O
 from . import pods as P
@@ -26,7 +27,9 @@ RULES = {
     P.RULE_CONTAINER: "A container name that is no DNS-1123 label or is used twice, a missing image, a policy value "
                       "the API does not know (validateContainers, validateContainerCommon).",
     P.RULE_PORT: "A port number outside 1-65535, a port name that is no IANA service name (15 characters, lower "
-                 "case), a port name used twice, conflicting host ports (validateContainerPorts).",
+                 "case), a port name used twice, conflicting host ports (validateContainerPorts); a warning where "
+                 "the API server warns: a port listed twice, overlapping or ambiguous host ports, a port name in "
+                 "two containers, hostIP without hostPort (pkg/api/pod/warnings.go).",
     P.RULE_ENV: "An env or envFrom entry the API server refuses: its name, a valueFrom with no or several sources, a "
                 "field path or key it does not know (ValidateEnv, ValidateEnvFrom).",
     P.RULE_VOLUME: "A volume or mount the API server refuses: names, duplicates, several sources, a mount naming no "
@@ -45,6 +48,11 @@ RULES = {
     O.RULE_SERVICE: "A Service the API server refuses: ports, port names, protocols, type (ValidateService).",
     O.RULE_PVC: "A PersistentVolumeClaim (or StatefulSet claim template) without access modes or storage request, "
                 "or with unknown modes (ValidatePersistentVolumeClaimSpec).",
+    C.RULE_CRD: "A CustomResourceDefinition the API server refuses: a type it does not know (`strign`), a name that "
+                "is not <plural>.<group>, a schema that is not structural, not exactly one storage version, "
+                "duplicate or invalid version names, scope, names, list-type and map-type extensions "
+                "(apiextensions-apiserver pkg/apis/apiextensions/validation/validation.go, "
+                "pkg/apiserver/schema/validation.go).",
     O.RULE_CONFIG: "A ConfigMap or Secret key or size the API server refuses, or a Secret missing the keys of its "
                    "type (ValidateConfigMap, ValidateSecret).",
 }
@@ -67,6 +75,7 @@ _BUILTIN = {
     K.lookup("apps", "ReplicaSet"): _controller("ReplicaSet"),
     K.lookup("apps", "DaemonSet"): _controller("DaemonSet"),
     K.STATEFULSET: _controller("StatefulSet", statefulset=True),
+    K.CRD: C.check,
 }
 _OPERATOR_ROLES = (K.JOB, K.RUNTIME)
 _options: dict[str, Options] = {}

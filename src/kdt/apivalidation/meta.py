@@ -20,7 +20,7 @@ k8s.io/apimachinery pkg/api/validation/objectmeta.go ValidateObjectMetaAccessor
 """
 from __future__ import annotations
 
-from . import formats as F
+from .. import formats as F
 from .checker import (Report, d, dns1035_label, dns1123_label, dns1123_subdomain, label_key, label_value, lst,
                       quote)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
-from . import formats as F
+from .. import formats as F
 from . import meta as M
 from . import pods as P
 from .checker import Report, as_int, config_key, d, dns1123_label, dns1123_subdomain, label_key, lst, quote

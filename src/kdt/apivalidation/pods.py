@@ -27,9 +27,10 @@ import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 
-from . import formats as F
+from .. import formats as F
 from . import meta as M
 from .. import quantity as Q
+from ..findings import format_path
 from .checker import (Report, as_int, config_key, d, dns1123_label, dns1123_subdomain, env_name, label_key,
                       label_value, lst, port_name, quote, relaxed_env_name)
 
@@ -192,6 +193,46 @@ def pod_spec(r: Report, spec: dict, path: tuple, o: PodOptions) -> None:
             ports_ = c.get("ports")
             if ports_:
                 _host_ports(r, ports_, path + (key, i, "ports"), host_network, None if init else host_ports)
+    _port_warnings(r, spec, path)
+
+
+def _port_warnings(r: Report, spec: dict, path: tuple) -> None:
+    """The API server's warnings on a pod's ports (kubernetes v1.36.3 pkg/api/pod/warnings.go
+    warningsForPodSpecAndMeta, for a Pod and every pod template): across init, regular and ephemeral
+    containers (pods.VisitContainersWithPath's order), a hostIP without hostPort; a containerPort/protocol
+    (protocol defaulted to TCP) listed twice, as an exact duplicate, an overlap (one of them without
+    hostPort) or a dangerously ambiguous pair (same hostPort, one hostIP unset); a port name used twice."""
+    seen: dict = {}
+    names: dict = {}
+    for key in ("initContainers", "containers", "ephemeralContainers"):
+        for i, c in enumerate(lst(spec.get(key))):
+            for j, p in enumerate(lst(d(c).get("ports"))):
+                if not isinstance(p, dict):
+                    continue
+                here = path + (key, i, "ports", j)
+                host_ip = _str(p.get("hostIP")) or ""
+                host_port = as_int(p.get("hostPort")) or 0
+                if host_ip and not host_port:
+                    r.warn(RULE_PORT, here, "hostIP set without hostPort")
+                slot = (as_int(p.get("containerPort")) or 0, _str(p.get("protocol")) or "TCP")
+                for other, o_ip, o_port in seen.get(slot, ()):
+                    if host_ip == o_ip and host_port == o_port:
+                        r.warn(RULE_PORT, here, f"duplicate port definition with {format_path(list(other))}")
+                    elif not host_port or not o_port:
+                        r.warn(RULE_PORT, here, f"overlapping port definition with {format_path(list(other))}")
+                    elif host_port == o_port and (not host_ip) != (not o_ip):
+                        r.warn(RULE_PORT, here, f"dangerously ambiguous port definition with {format_path(list(other))}")
+                seen.setdefault(slot, []).append((here, host_ip, host_port))
+                name = _str(p.get("name"))
+                if name:
+                    if name in names and names[name][:-1] == here[:-1]:
+                        pass        # within one container: an error already (validateContainerPorts)
+                    elif name in names:
+                        first = format_path(list(names[name]))
+                        r.warn(RULE_PORT, here, f"duplicate port name {quote(name)} with {first}, services and probes "
+                                                f"that select ports by name will use {first}")
+                    else:
+                        names[name] = here
 
 
 def _host_ports(r: Report, ports_, path: tuple, host_network: bool, seen: set | None) -> None:

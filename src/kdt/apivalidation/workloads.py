@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..operators import jobset as JS
+from ..operators import injection as INJ
+from ..operators.jobset import facts as JS
 from . import meta as M
 from . import objects as O
 from . import pods as P
@@ -355,7 +356,7 @@ def pod(r: Report) -> None:
 # Operator kinds --------------------------------------------------------------------------------
 
 _OPERATOR_POD = P.PodOptions(check_restart=False, image_required=False)
-# The JobSet webhook's defaults of each replicated job (kdt.operators.jobset).
+# The JobSet webhook's defaults of each replicated job (kdt.operators.jobset.facts).
 JOBSET_JOB_DEFAULTS = {"completionMode": JS.DEFAULT_COMPLETION_MODE}
 _JOBSET_POD = P.PodOptions(restart_default=JS.DEFAULT_POD_RESTART_POLICY, restart_allowed=("OnFailure", "Never"),
                            restart_why=" (JobSet creates a Job of each replicated job)")
@@ -391,7 +392,11 @@ def operator_templates(r: Report, kind, runtime: bool) -> None:
         if not _replicated_job(path):
             tmpl = _at(doc.data, path[:-1])
             if isinstance(tmpl, dict):
-                P.template(r, tmpl, path[:-1], _OPERATOR_POD)
+                add = kind.pod_additions(doc, pt)
+                if add is None or not isinstance(tmpl.get("spec"), dict):
+                    P.template(r, tmpl, path[:-1], _OPERATOR_POD)
+                else:
+                    _as_created(r, tmpl, path[:-1], add)
             continue
         job_tmpl_path = path[:-3]
         jt = _at(doc.data, job_tmpl_path)
@@ -405,6 +410,41 @@ def operator_templates(r: Report, kind, runtime: bool) -> None:
             if claims:
                 pod = dataclasses.replace(pod, claim_volumes=claims)
             job_spec(r, js, job_tmpl_path + ("spec",), defaults=JOBSET_JOB_DEFAULTS, pod=pod, counts=not runtime)
+
+
+def _as_created(r: Report, tmpl: dict, path: tuple, add: INJ.PodAdditions) -> None:
+    """A pod template checked as the pod its operator creates from it (the volumes, mounts, env and init
+    containers `add` appends: a mount of a volume the operator adds resolves, a volume or mount path the template
+    repeats is the API server's refusal). A finding inside an added item is placed on the list it was added to
+    and says who adds it."""
+    spec = tmpl["spec"]
+    made = INJ.created_spec(spec, add)
+    sub = Report(r.doc, r.opts)
+    P.template(sub, {**tmpl, "spec": made}, path, _OPERATOR_POD)
+    added = _added(spec, made, path + ("spec",))
+    for rule, p, message in sub.found():
+        hit = next((a for a in added if p[:len(a[0])] == a[0]), None)
+        if hit is not None:
+            p, message = hit[0][:-1], f"{message}, in {hit[1]} that {add.by} adds to the pod it creates"
+        r.err(rule, p, message)
+
+
+def _added(spec: dict, made: dict, path: tuple) -> list[tuple[tuple, str]]:
+    """(path, description) of every item of `made` that the template's `spec` does not have (all appended)."""
+    out = []
+
+    def tail(old, new, at: tuple, what):
+        for i in range(len(lst(old)), len(lst(new))):
+            out.append((at + (i,), what(d(lst(new)[i]))))
+    tail(spec.get("volumes"), made.get("volumes"), path + ("volumes",), lambda v: f"the volume {quote(v.get('name'))}")
+    tail(spec.get("initContainers"), made.get("initContainers"), path + ("initContainers",),
+         lambda c: f"the init container {quote(c.get('name'))}")
+    first, made_first = d((lst(spec.get("containers")) or [{}])[0]), d((lst(made.get("containers")) or [{}])[0])
+    at = path + ("containers", 0)
+    tail(first.get("volumeMounts"), made_first.get("volumeMounts"), at + ("volumeMounts",),
+         lambda m: f"the mount of {quote(m.get('name'))} at {quote(m.get('mountPath'))}")
+    tail(first.get("env"), made_first.get("env"), at + ("env",), lambda e: f"the variable {quote(e.get('name'))}")
+    return out
 
 
 def extra_container(r: Report, path: tuple, c: dict) -> None:

@@ -32,7 +32,7 @@ from ..lint.rules.pod_security import settings
 from ..lint.kustomization import prefetch_patch_effects
 from ..lint.rules.kustomize_patch_target import ID as PATCH_TARGET
 from ..paths import ROOT
-from ..render import cores, render_all
+from ..render import built_documents, cores, holds_nothing, nothing_to_apply, render_all
 from ..report import write
 
 
@@ -93,11 +93,14 @@ def main(argv=None) -> int:
         if not r.ok:
             continue        # a target that did not render gets its render error and nothing else
         ndocs += len(r.documents)
-        decision = trainer_release.decide(r.target, r.documents, args.trainer_version, kubernetes_version=k8s)
+        decision = trainer_release.decide(r.target, r.documents, args.trainer_version, kubernetes_version=k8s,
+                                          build=built_documents)
         if trainer_release.has_trainer_objects(r.documents):
             decided.append((r.target.name, decision))
         found.extend(lint_target(r.target, r.documents, decision.release, cfg, args.strict, run_docs=run_docs,
                                  kubernetes_version=k8s, cluster=cluster))
+    found.extend(nothing_to_apply([r.target for r in results if holds_nothing(r.target, len(r.documents), r.findings,
+                                                                              r.skipped, r.text)], ndocs))
     unique = list(dict.fromkeys(found))
     with output(args.output) as out:
         write(unique, args.format, "lint", out, documents=ndocs, targets=[t.name for t in tlist],

@@ -44,7 +44,7 @@ from ..diff import field_changes
 from ..errors import UsageError
 from ..merge_preview import (Limit, Loader, elided_lines, expand_documents, explain_lines, kueue_workloads, pod_notes,
                              summary_line, workload_line)
-from ..operators import training_operator_v1 as TO1
+from ..operators.training_operator_v1 import facts as TO1
 from ..render import render_all
 from ..report import text as text_report
 

@@ -28,7 +28,7 @@ from .. import summary, targets, trainer_release, versions
 from ..merge_preview import expand_documents, kueue_workloads, summary_line, workload_line
 from ..lint import config as lint_config
 from ..lint import lint_target
-from ..render import cores, helm_lint, render_all
+from ..render import built_documents, cores, helm_lint, holds_nothing, nothing_to_apply, render_all
 from ..schemas.crds import RunCrds
 from ..report import text as text_report
 from ..validate import supersede, validate_documents
@@ -63,7 +63,7 @@ def main(argv=None) -> int:
             continue
         if id(r) in helm_lints:
             problems.extend(helm_lints[id(r)].result())
-        trainer = trainer_release.decide(r.target, r.documents).release
+        trainer = trainer_release.decide(r.target, r.documents, build=built_documents).release
         schema = validate_documents(r.documents, kubernetes_version=args.kubernetes_version,
                                     trainer_version=trainer, found=found)
         problems.extend(supersede(r.findings, schema) + schema)
@@ -75,6 +75,9 @@ def main(argv=None) -> int:
         creates.extend(f"{r.target.name}: {workload_line(w)}"
                        for _, w in kueue_workloads(r.documents, expanded, trainer, cluster.options))
     linter.shutdown()
+    problems.extend(nothing_to_apply([r.target for r in results if holds_nothing(r.target, len(r.documents),
+                                                                                 r.findings, r.skipped, r.text)],
+                                     sum(len(r.documents) for r in results)))
     if args.live:
         from ..live import check as live_check
         problems.extend(live_check.findings([(r.target, r.documents) for r in results if r.ok and r.documents]))

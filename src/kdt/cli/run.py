@@ -59,6 +59,26 @@ def _volume_pair(value: str) -> tuple[str, Path]:
     return claim, path.resolve()
 
 
+def _git_repo_pair(value: str) -> tuple[str, Path]:
+    """`URL=PATH`: the local clone (a folder) or bundle (a file) a git-sync container's URL clones from."""
+    url, sep, path = value.rpartition("=")
+    if not sep or not url or not path:
+        raise UsageError(f"--git-repo {value!r}: expected URL=PATH (the repository a git-sync container clones, and a "
+                         "local clone or bundle of it)")
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise UsageError(f"--git-repo {value}: {path} does not exist")
+    import subprocess
+    probe = (["git", "-C", str(p), "rev-parse", "--git-dir"] if p.is_dir() else ["git", "bundle", "list-heads", str(p)])
+    try:
+        ok = subprocess.run(probe, capture_output=True, text=True).returncode == 0
+    except OSError:
+        raise UsageError(f"--git-repo {value}: the git program is not on this machine's PATH") from None
+    if not ok:
+        raise UsageError(f"--git-repo {value}: {path} is neither a git repository nor a git bundle")
+    return url, p.resolve()
+
+
 def _gates(text: str) -> dict[str, bool]:
     """`RestartJob=true,InPlaceRestart=false` (the controller's --feature-gates syntax)."""
     out = {}
@@ -95,6 +115,9 @@ def _parser() -> Parser:
     p.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="extra env for every container")
     p.add_argument("--volume", action="append", default=[], metavar="CLAIM=DIR",
                    help="the PersistentVolumeClaim CLAIM is this folder (its data: a dataset, a model), not a new empty one")
+    p.add_argument("--git-repo", action="append", default=[], metavar="URL=PATH",
+                   help="a git-sync container's repository URL is this local clone or bundle (no network): cloned "
+                        "at the pod's ref into its volume when the pod starts")
     p.add_argument("--kill", action="append", default=[], metavar="POD[/rank=N]@WHEN[:SIG]", help="signal a pod's container or one worker")
     p.add_argument("--lose", action="append", default=[], metavar="POD@WHEN", help="lose a whole pod (its node is gone)")
     p.add_argument("--timeout", type=float, default=900.0, help="give up (Failed: Timeout) after this many seconds")
@@ -212,6 +235,7 @@ def main(argv=None) -> int:
     faults = [FAULTS.parse(s, "kill") for s in args.kill] + [FAULTS.parse(s, "lose") for s in args.lose]
     extra_env = dict(_env_pair(e) for e in args.env)
     claims = dict(_volume_pair(v) for v in args.volume)
+    git_repos = dict(_git_repo_pair(v) for v in args.git_repo)
     if args.max_steps is not None:
         extra_env["TRAINKIT_MAX_STEPS"] = str(args.max_steps)
     if args.step_sleep is not None:
@@ -236,7 +260,8 @@ def main(argv=None) -> int:
         tl = Timeline(out=None if args.quiet else sys.stdout)
         opts = Options(run_dir=run_dir.resolve(), root=ROOT, env=extra_env, timeout=args.timeout,
                        restart_delay=args.restart_delay, faults=faults, claims=claims,
-                       crash_loop_limit=args.crash_loop_limit)
+                       crash_loop_limit=args.crash_loop_limit, git_repos=git_repos,
+                       field_origin=lambda pod, c, key: K.of(pod.source).field_origin(pod, c, key))
         sup = _supervisor(pods, ctls, docs, opts, tl)
     except _Stop as stop:
         for f in sorted(stop.findings, key=F.sort_key):

@@ -51,7 +51,7 @@ from .. import findings as F
 from .. import kinds as K
 from .. import report, schemas, targets, trainer_release, versions
 from ..errors import UsageError
-from ..render import render_all
+from ..render import built_documents, holds_nothing, nothing_to_apply, render_all
 from ..documents import is_blank, load_stream
 from ..kubeyaml import APPLY, BOTH
 from ..paths import ROOT
@@ -109,6 +109,7 @@ def main(argv=None) -> int:
     decided = []
     ndocs = 0
     skipped = 0
+    empty: list = []           # files named that hold no object (kdt.render.nothing_to_apply)
     for t in tlist:
         if t.kind == FILE:
             # A file or standard input is validated as a stream: a bounded window of documents at a time.
@@ -116,7 +117,8 @@ def main(argv=None) -> int:
             problems: list[F.Finding] = []
             paths = (APPLY,) if str(t.path) == "-" else BOTH
             lines, size, head = open_blocks(str(t.path), t.name, problems, paths)
-            decision = trainer_release.decide(t, scanned[id(t)], args.trainer_version, head[:targets.MARKER_SPAN], k8s)
+            decision = trainer_release.decide(t, scanned[id(t)], args.trainer_version, head[:targets.MARKER_SPAN], k8s,
+                                              build=built_documents)
             got = validate_stream(lines, t.name, k8s, decision.release, args.ignore_missing_schemas,
                                   inventory=args.format == "junit", size_hint=size, crds=crds, found=found,
                                   training_operator=args.training_operator_version, paths=paths,
@@ -127,6 +129,8 @@ def main(argv=None) -> int:
                 problems.append(F.Finding(F.ERROR, "input", "the input holds no Kubernetes object", t.name))
             if got.documents == 0 and got.skipped and not problems:
                 skipped += 1       # a CI config, a values file... met walking a folder
+            if holds_nothing(t, got.documents, problems, got.skipped):
+                empty.append(t)
             findings.extend(problems)
             ndocs += got.documents
             inventory.extend(got.entries)
@@ -135,7 +139,8 @@ def main(argv=None) -> int:
             continue
         r = rendered[id(t)]
         skipped += r.skipped
-        decision = trainer_release.decide(t, r.documents, args.trainer_version, kubernetes_version=k8s)
+        decision = trainer_release.decide(t, r.documents, args.trainer_version, kubernetes_version=k8s,
+                                          build=built_documents)
         schema = validate_documents(r.documents, kubernetes_version=k8s, trainer_version=decision.release,
                                     ignore_missing_schemas=args.ignore_missing_schemas, crds=crds, found=found,
                                     training_operator=args.training_operator_version)
@@ -144,6 +149,7 @@ def main(argv=None) -> int:
         inventory.extend(r.documents)
         if trainer_release.has_trainer_objects(r.documents):
             decided.append((t.name, decision))
+    findings.extend(nothing_to_apply(empty, ndocs))
     notes = trainer_release.notes(decided) + (found.note() if found is not None else [])
     if args.live:
         from ..live import check as live_check

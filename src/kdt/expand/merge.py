@@ -11,7 +11,18 @@ import copy
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..operators.injection import MERGE_KEYS
+# Trainer applies podTemplateOverrides (2.1: pkg/runtime/core/trainingruntime.go
+# mergePodTemplateOverrides) and runtimePatches (2.2+: mergeRuntimePatches) as
+# Kubernetes strategic merge patches against corev1.PodTemplateSpec / batchv1.JobTemplateSpec.
+# patchMergeKey of the lists involved (k8s.io/api core/v1 types.go); any other list
+# is replaced whole (tolerations, command, args, ...).
+MERGE_KEYS = {
+    "containers": "name", "initContainers": "name", "ephemeralContainers": "name",
+    "volumes": "name", "env": "name", "imagePullSecrets": "name",
+    "schedulingGates": "name", "resourceClaims": "name",
+    "volumeMounts": "mountPath", "volumeDevices": "devicePath",
+    "ports": "containerPort", "hostAliases": "ip",
+}
 
 Path = tuple
 
@@ -91,14 +102,72 @@ def strategic_merge(base: dict, patch: dict, path: Path, trace: Trace, origin: s
     return base
 
 
-def merge_list(base: list, patch: list, key: str, path: Path, trace: Trace, origin: str) -> None:
-    for item in patch:
-        i = find(base, key, item.get(key))
+def merge_list(base: list, patch: list, key: str, path: Path, trace: Trace, origin: str,
+               keep_order: bool = False) -> None:
+    """A strategic merge of the list `patch` into `base` on `key`, in the order the API machinery gives.
+
+    k8s.io/apimachinery pkg/util/strategicpatch/patch.go mergeSlice (v0.36.2, the release Trainer v2.3.0
+    pins; v2.1.0 pins v0.34.1): each patch item merges into the base item with its key or is appended
+    (mergeSliceWithoutSpecialElements); then normalizeElementOrder puts the items the patch names in the
+    patch's order and the others (serverOnly) in the base's, and mergeSortedSlice interleaves them: a base
+    item goes first only while it stands before the next patch item in the base. So a patch item that is
+    new goes before every base item not yet placed: base [A, C] patched with [B] is [B, A, C]; patched with
+    [C, B] it is [A, C, B]. `keep_order`: the list keeps the base's order, new items last (Trainer v2.3.0
+    mergeRuntimePatches sorts replicatedJobs back into the runtime's order after its merge). The trace
+    entries under `path` follow their items to their new places.
+    """
+    items = [p for p in patch if isinstance(p, dict)]
+    base_keys = [b.get(key) if isinstance(b, dict) else None for b in base]
+    work = list(base)
+    merged_from: dict[int, list] = {}      # id of an item of `work` -> the patch items merged into it
+    for item in items:
+        i = find(work, key, item.get(key))
         if i < 0:
-            base.append(clone(item))
-            trace.note(path + (len(base) - 1,), origin)
+            work.append(clone(item))
+            merged_from[id(work[-1])] = []
         else:
-            strategic_merge(base[i], item, path + (i,), trace, origin)
+            merged_from.setdefault(id(work[i]), []).append(item)
+    if keep_order:
+        order = work
+    else:
+        patch_keys = [p.get(key) for p in items]
+        named = [x for x in work if isinstance(x, dict) and x.get(key) in patch_keys]
+        named.sort(key=lambda x: patch_keys.index(x.get(key)))          # normalizeSliceOrder(patch order)
+        server_only = [x for x in work if not (isinstance(x, dict) and x.get(key) in patch_keys)]
+        order, i, j = [], 0, 0
+        while i < len(server_only) or j < len(named):                    # mergeSortedSlice
+            if j >= len(named):
+                order.append(server_only[i]); i += 1
+                continue
+            if i >= len(server_only):
+                order.append(named[j]); j += 1
+                continue
+            lk = server_only[i].get(key) if isinstance(server_only[i], dict) else None
+            rk = named[j].get(key)
+            if lk in base_keys and rk in base_keys and base_keys.index(lk) < base_keys.index(rk):
+                order.append(server_only[i]); i += 1
+            else:
+                order.append(named[j]); j += 1
+    originals = {id(b) for b in base}
+    moved = {old: next(n for n, x in enumerate(order) if x is item) for old, item in enumerate(base)}
+    _reindex(trace, path, moved)
+    base[:] = order
+    for n, x in enumerate(base):
+        froms = merged_from.get(id(x))
+        if froms is None:
+            continue                       # a base item the patch does not name
+        if id(x) not in originals:
+            trace.note(path + (n,), origin)     # a new item (later patch items with its key merge into it)
+        for item in froms:
+            strategic_merge(x, item, path + (n,), trace, origin)
+
+
+def _reindex(trace: Trace, path: Path, moved: dict) -> None:
+    """Trace entries under path + (old index,) moved to path + (new index,)."""
+    n = len(path)
+    for k, (p, o) in enumerate(trace.entries):
+        if len(p) > n and p[:n] == path and isinstance(p[n], int) and p[n] in moved and moved[p[n]] != p[n]:
+            trace.entries[k] = (path + (moved[p[n]],) + p[n + 1:], o)
 
 
 def upsert(items: list, key: str, entry: dict, path: Path, trace: Trace, origin: str) -> int:

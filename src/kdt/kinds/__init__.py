@@ -17,10 +17,10 @@ from __future__ import annotations
 
 from typing import Iterable, Iterator
 
-from ..operators import jobset as JS
+from ..operators.jobset import facts as JS
 from ..operators import scheduling as S
-from ..operators import trainer_v2 as TV2
-from ..operators import training_operator_v1 as TO1
+from ..operators.trainer_v2 import facts as TV2
+from ..operators.training_operator_v1 import facts as TO1
 from . import argocd, core, jobset, scheduling, statefulset, trainer_v2, training_operator_v1
 from .base import ANY, DATA, JOB, PODS, RUNTIME, ExpandContext, Kind, MigrateContext, PodTemplate, Workload
 
@@ -111,7 +111,7 @@ def runtimes(docs: Iterable) -> list:
 
 
 def kueue_workload(doc, ctx: ExpandContext, expanded: list | None = None):
-    """The Kueue Workload a job becomes (kdt.expand.kueue.Workload) when its own labels queue it
+    """The Kueue Workload a job becomes (kdt.operators.kueue.expand.Workload) when its own labels queue it
     (kdt.operators.scheduling.queued); None for a job Kueue does not queue or a kind whose integration the
     tooling does not model (its kind's `kueue_workload` hook)."""
     k = of(doc)

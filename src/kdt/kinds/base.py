@@ -10,13 +10,14 @@ merge preview, "not modelled"). So a new kind is one module that subclasses `Kin
 | `admitted(data)` | validate: the object after the mutating webhooks' defaults | unchanged |
 | `served_elsewhere(api_version)` | validate: another operator serves this version of the kind | "" |
 | `pod_templates(doc)` | lint (`kdt.lint.pods`), apivalidation, pod security | none |
+| `pod_additions(doc, tmpl)` | apivalidation: what the operator appends to each pod it creates from `tmpl` (`kdt.operators.injection.PodAdditions`) | None: the template as written |
 | `extra_containers(doc)` | lint: container-like fields outside pod templates (TrainJob's `trainer`) | none |
 | `own_pod_labels(doc, tmpl)` | lint: labels the controller puts on each pod it creates | none |
 | `expand(doc, ctx)` | merge preview (`kdt.merge_preview`): the objects the operator creates | None: not modelled |
 | `describe(items)` | merge preview's one-line summary of what a source created | generic |
 | `notes(e)` | merge preview: what each pod computes at start | none |
 | `workload(doc, docs)` | summary table (`kdt.summary`): nodes, GPUs, processes, world size | None: no row |
-| `kueue_workload(doc, ctx, expanded)` | merge preview, lint (`kdt.kinds.kueue_workload`): the Kueue Workload the job becomes (kdt.expand.kueue) | None: no Kueue integration |
+| `kueue_workload(doc, ctx, expanded)` | merge preview, lint (`kdt.kinds.kueue_workload`): the Kueue Workload the job becomes (kdt.operators.kueue.expand) | None: no Kueue integration |
 | `local_pods(e)` | `kdt run`: the pods of an expanded object, ready to start | none |
 | `controller(pods, ctx)` | `kdt run`: the lifecycle rules of the pods this kind owns | None |
 | `set_nproc(data, n)` | `kdt run --nproc-per-node`: processes per node, where the operator reads it | False |
@@ -31,11 +32,12 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 if TYPE_CHECKING:   # annotations only: no stage is imported by a kind
     from ..documents import Document
-    from ..expand.kueue import Workload as KueueWorkload
+    from ..operators.kueue.expand import Workload as KueueWorkload
     from ..expand.model import Expanded
     from ..findings import Finding
     from ..migrate.compare import Side
     from ..migrate.plan import Plan
+    from ..operators.injection import PodAdditions
 
 ANY = object()   # a label value the manifest cannot know (the TrainJob's name, in a runtime): matches any selector value
 
@@ -136,6 +138,12 @@ class Kind:
     def pod_templates(self, doc: "Document") -> Iterator[PodTemplate]:
         return iter(())
 
+    def pod_additions(self, doc: "Document", tmpl: PodTemplate) -> "PodAdditions | None":
+        """What the operator appends to every pod it creates from `tmpl` (volumes, mounts and env of the first
+        container, init containers): checks that need the pod as created run on the template with these
+        (kdt.operators.injection.created_spec). None: the pod is the template as written."""
+        return None
+
     def extra_containers(self, doc: "Document") -> Iterator[tuple[tuple, dict]]:
         """(path, mapping) of container-like fields outside pod templates."""
         return iter(())
@@ -146,6 +154,12 @@ class Kind:
         return {}
 
     # ------------------------------------------------------------ merge preview
+    def admission_inputs(self, doc: "Document", ctx: ExpandContext) -> "tuple[list[Document], str | None]":
+        """The documents the API server must admit before the operator creates anything from `doc` (itself and
+        what its expansion reads) and the Trainer release whose CRDs judge them; the merge preview asks
+        validation for their errors (kdt.merge_preview). ([], None): the preview does not ask."""
+        return [], None
+
     def expand(self, doc: "Document", ctx: ExpandContext) -> "tuple[list[Expanded], list[Finding]] | None":
         """The objects the operator creates from `doc`; None when this kind is not expanded (not modelled)."""
         return None
@@ -168,7 +182,7 @@ class Kind:
     def kueue_workload(self, doc: "Document", ctx: ExpandContext, expanded: "list[Expanded] | None" = None
                        ) -> "KueueWorkload | None":
         """The Workload Kueue makes of this job, its pod sets as Kueue's integration for the kind computes them
-        (kdt.expand.kueue); `expanded`: what the merge preview made of `doc`, when the integration reads that
+        (kdt.operators.kueue.expand); `expanded`: what the merge preview made of `doc`, when the integration reads that
         (a TrainJob's JobSet). None: Kueue has no integration for the kind, or the tooling does not model it."""
         return None
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..expand import kueue as XK
+from ..operators.kueue import expand as XK
 from ..fields import as_dict, as_int
 from .base import PODS, Kind, PodTemplate
 

@@ -1,17 +1,17 @@
 """JobSet (`jobset.x-k8s.io/v1alpha2`): replicated jobs of Indexed Jobs; what Trainer v2 renders a runtime into.
 
-Its pods carry the JobSet's labels (jobset-name, replicatedjob-name, ...; kdt.operators.jobset); the Job
+Its pods carry the JobSet's labels (jobset-name, replicatedjob-name, ...; kdt.operators.jobset.facts); the Job
 and JobSet controllers' rules for a local run are kdt.run.controllers.JobSetController, the pods of a
-JobSet object kdt.expand.jobset.pods.
+JobSet object kdt.operators.jobset.expand.pods.
 """
 from __future__ import annotations
 
 from typing import Iterator
 
-from ..expand import jobset as XJ
-from ..expand import kueue as XK
+from ..operators.jobset import expand as XJ
+from ..operators.kueue import expand as XK
 from ..fields import as_dict, as_int, as_list
-from ..operators import jobset as JS
+from ..operators.jobset import facts as JS
 from ..run import controllers as C
 from ..run.pods import LocalPod, pod_containers
 from .base import JOB, Kind, PodTemplate
@@ -33,7 +33,7 @@ class JobSet(Kind):
     role = JOB
     operator = "JobSet"
     schema_source = ("generated from kubeflow-trainer-api's models (kdt.schemas.generate) + the CRD's enums and "
-                     "CEL rules, after the JobSet webhook's defaults (kdt.operators.jobset)")
+                     "CEL rules, after the JobSet webhook's defaults (kdt.operators.jobset.facts)")
 
     def admitted(self, data: dict) -> dict:
         return JS.admission_defaults(data)
@@ -47,7 +47,7 @@ class JobSet(Kind):
 
     def expand(self, doc, ctx):
         """What the JobSet and Job controllers create from a JobSet document: its headless Service, Jobs and
-        pods (kdt.expand.jobset), or nothing (and why) for one another controller manages."""
+        pods (kdt.operators.jobset.expand), or nothing (and why) for one another controller manages."""
         return XJ.expand(doc, ctx.load, ctx.options)
 
     def kueue_workload(self, doc, ctx, expanded=None):

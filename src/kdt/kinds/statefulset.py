@@ -1,6 +1,6 @@
 """apps/v1 StatefulSet, the training path with no operator: pod `<set>-<ordinal>`, the ordinal is the rank.
 
-Expansion: kdt.expand.statefulset (the StatefulSet controller, stateful_set_utils.go). Local run: the
+Expansion: kdt.operators.statefulset.expand (the StatefulSet controller, stateful_set_utils.go). Local run: the
 kubelet's restartPolicy Always and the controller recreating a lost pod under the same name
 (kdt.run.controllers.StatefulSetController).
 """
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..expand import kueue as XK
-from ..expand import statefulset as expand_sts
+from ..operators.kueue import expand as XK
+from ..operators.statefulset import expand as expand_sts
 from ..fields import as_dict, as_int, as_list
 from ..run import controllers as C
 from ..run.pods import LocalPod, pod_containers

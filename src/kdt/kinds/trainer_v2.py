@@ -1,10 +1,10 @@
 """Kubeflow Trainer v2 (`trainer.kubeflow.org/v1alpha1`): TrainJob, TrainingRuntime, ClusterTrainingRuntime.
 
 A TrainJob has no pod template of its own: the controller builds a JobSet from its runtime's template
-with the TrainJob's overrides (2.1) or patches (2.2+) and `spec.trainer` (kdt.expand.trainer_v2); the
+with the TrainJob's overrides (2.1) or patches (2.2+) and `spec.trainer` (kdt.operators.trainer_v2.expand); the
 JobSet's kind (kdt.kinds.jobset) then makes and runs the pods. Lint reads `spec.trainer` as a
 container-like mapping, and a runtime's replicated jobs as pod templates whose JobSet name is the name of
-a TrainJob the runtime cannot know. Facts: kdt.operators.trainer_v2, kdt.operators.injection.
+a TrainJob the runtime cannot know. Facts: kdt.operators.trainer_v2.facts, kdt.operators.injection.
 """
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ import json
 from typing import Iterator
 
 from .. import versions as V
-from ..expand import kueue as XK
-from ..expand import trainer_v2 as expand_tv2
+from ..operators.kueue import expand as XK
+from ..operators.trainer_v2 import expand as expand_tv2
 from ..fields import as_dict, as_int, quantity
 from ..migrate import sides as migration_sides
 from ..migrate import trainjob as migrate_tv2
-from ..operators import jobset as JS
-from ..operators import trainer_v2 as TV2
+from ..operators.jobset import facts as JS
+from ..operators.trainer_v2 import facts as TV2
 from ..resources import container_gpus, procs_per_node
 from .base import ANY, JOB, RUNTIME, Kind, PodTemplate, Workload
 from .jobset import replicated_job_templates
@@ -40,6 +40,13 @@ class TrainJob(_Trainer):
         trainer = doc.get(("spec", "trainer"))
         if isinstance(trainer, dict):
             yield ("spec", "trainer"), trainer
+
+    def admission_inputs(self, doc, ctx):
+        """The TrainJob and its runtime, at the release the preview builds for: the API server refuses either
+        by its CRD's schema and CEL rules before the controller reads them."""
+        rt = expand_tv2.find_runtime(doc, ctx.docs)
+        version = ctx.trainer_version or expand_tv2.infer_version(doc.data)
+        return [doc] + ([rt] if rt is not None else []), TV2.checked_as(version)
 
     def expand(self, doc, ctx):
         return expand_tv2.expand(doc, ctx.docs, ctx.load, ctx.trainer_version, ctx.options)

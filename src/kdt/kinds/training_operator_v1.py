@@ -1,25 +1,26 @@
 """Kubeflow Training Operator v1 (`kubeflow.org/v1`): PyTorchJob, and the other job kinds it serves.
 
 PyTorchJob is a training path of this project: its schema is generated (kdt.schemas.generate), the
-merge preview expands it (kdt.expand.training_operator_v1), `kdt run` drives its pods
+merge preview expands it (kdt.operators.training_operator_v1.expand), `kdt run` drives its pods
 (kdt.run.controllers.PyTorchJobController). TFJob, MPIJob, PaddleJob, XGBoostJob and JAXJob share the
 replica-spec shape and the pod labels (pkg/controller.v1/common/pod.go), so lint reads their pods;
 the merge preview does not model their operators and says so.
-Facts: kdt.operators.training_operator_v1 and kdt.operators.injection.
+Facts: kdt.operators.training_operator_v1.facts and kdt.operators.injection.
 """
 from __future__ import annotations
 
 from typing import Iterator
 
 from .. import versions as V
-from ..expand import kueue as XK
-from ..expand import training_operator_v1 as expand_to1
+from ..operators.kueue import expand as XK
+from ..operators.training_operator_v1 import expand as expand_to1
 from ..fields import as_dict, as_int
 from ..migrate import pytorchjob as migrate_to1
 from ..migrate import sides as migration_sides
 from ..operators import injection as INJ
-from ..operators import kueue as KQ
-from ..operators import training_operator_v1 as TO1
+from ..operators.kueue import facts as KQ
+from ..operators.mpi import facts as MPI
+from ..operators.training_operator_v1 import facts as TO1
 from ..run import controllers as C
 from ..run.pods import LocalPod, pod_containers
 from ..resources import pod_gpus, pod_requests, procs_per_node
@@ -53,6 +54,15 @@ class TrainingOperatorJob(Kind):
             yield PodTemplate(doc, base + ("spec",), as_dict(as_dict(rs.get("template")).get("spec")), key,
                               as_int(rs.get("replicas", 1)), base + ("metadata",))
 
+    def pod_additions(self, doc, tmpl):
+        # An MPIJob's pods get the hostfile ConfigMap and (v2beta1) the SSH Secret from its operator; the
+        # Training Operator's other kinds add no volumes (only mpijob_controller.go writes any, v1.8.1, v1.9.4).
+        if self.kind != MPI.KIND or not isinstance(doc.data, dict):
+            return None
+        if doc.api_version == MPI.API_VERSION:
+            return MPI.pod_additions(doc.data, str(tmpl.role))
+        return INJ.v1_mpi_pod_additions(doc.data, str(tmpl.role))
+
     def own_pod_labels(self, doc, tmpl) -> dict:
         # pkg/controller.v1/common/job_controller.go GenLabels, common/pod.go createNewPod.
         return {INJ.V1_LABEL_JOB_NAME: doc.name, INJ.V1_LABEL_REPLICA_TYPE: str(tmpl.role).lower(),
@@ -62,6 +72,9 @@ class TrainingOperatorJob(Kind):
 class PyTorchJob(TrainingOperatorJob):
     def __init__(self):
         super().__init__(TO1.KIND)
+
+    def pod_additions(self, doc, tmpl):
+        return INJ.v1_pytorch_pod_additions(doc.data, str(tmpl.role)) if isinstance(doc.data, dict) else None
 
     def expand(self, doc, ctx):
         return expand_to1.expand(doc, ctx.load, ctx.options)

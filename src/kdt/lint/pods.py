@@ -17,7 +17,7 @@ from ..errors import MALFORMED
 from ..expand.model import Loader
 from ..fields import as_dict, as_int, as_list
 from ..kinds import PodTemplate
-from ..operators import trainer_v2 as TV2
+from ..operators.trainer_v2 import facts as TV2
 from ..resources import GPU_SUFFIX, container_gpus, resources
 
 __all__ = ["PodTemplate", "GPU_SUFFIX", "as_int", "pod_templates", "containers", "all_containers", "resources",
@@ -57,7 +57,7 @@ def env_list(c: dict) -> list:
 
 
 def runtime_for(job: Document, docs: list[Document]) -> Document | None:
-    """The runtime a TrainJob refers to (kdt.operators.trainer_v2.find_runtime)."""
+    """The runtime a TrainJob refers to (kdt.operators.trainer_v2.facts.find_runtime)."""
     return TV2.find_runtime(job, docs)
 
 

@@ -20,14 +20,13 @@ from ..documents import Document
 from ..fields import as_dict, as_list
 from ..findings import WARNING, Finding
 from ..operators import injection as INJ
-from ..operators import training_operator_v1 as TO1
+from ..operators.training_operator_v1 import facts as TO1
 from .compare import Claim
 from .patch import Op, apply
+from ..operators.trainer_v2 import shapes as SH
 
 MODES = ("pytorchjob", "elastic")
 TRAINJOB = "trainjob"
-# charts/trainer/values.yaml trainJob.trainerVersion: the two shapes the chart's trainjob mode writes.
-SHAPES = {"2.1": "2.1", "2.3": "2.2+"}
 MARKER = "# kdt:trainer-version={}  (kdt migrate; validate, lint and preview check this file against it)\n"
 
 
@@ -71,7 +70,7 @@ def plan(values_file: Path, chart: Path, version: str, job_plans: list, doc_for_
     done: list[tuple[str, str]] = []
     findings: list[Finding] = []
     claims: list[Claim] = []
-    label = SHAPES["2.1" if version == "2.1" else "2.3"]
+    label = SH.of(version).label      # charts/trainer/values.yaml trainJob.trainerVersion: a shape's label
     if mode == TRAINJOB:
         # the chart writes both shapes itself: the release is one value (row shape-overrides)
         if as_dict(eff.get("trainJob")).get("trainerVersion") == label or not job_plans:

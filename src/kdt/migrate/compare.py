@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..fields import as_dict, as_int, as_list
-from ..operators import jobset as JS
+from ..operators.jobset import facts as JS
 from ..operators import migration as M
 from ..operators import scheduling as SCHED
 from ..operators import torchrun as TR

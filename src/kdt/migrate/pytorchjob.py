@@ -26,10 +26,11 @@ from ..fields import as_dict, as_int, as_list
 from ..operators import injection as INJ
 from ..operators import migration as M
 from ..operators import scheduling as S
-from ..operators import torchft as TFT
+from ..operators.torchft import facts as TFT
 from ..operators import torchrun as TR
-from ..operators import trainer_v2 as TV2
-from ..operators import training_operator_v1 as TO1
+from ..operators.trainer_v2 import facts as TV2
+from ..operators.trainer_v2 import shapes as SH
+from ..operators.training_operator_v1 import facts as TO1
 from . import launcher as L
 from .compare import MAIN, NodePod, pod_view
 from .patch import Op, cmap as _cm, plain
@@ -226,7 +227,7 @@ def _set(obj: Any, path: tuple, value: Any) -> None:
 # ------------------------------------------------------------------------------------------- the plan
 def plan(doc, ctx) -> Plan:
     """The migration of PyTorchJob `doc` to the TrainJob shape of `ctx.version` (kdt.kinds.MigrateContext)."""
-    version = "2.3" if TV2.has_runtime_patches(ctx.version) else "2.1"
+    version = SH.checked_as(ctx.version)
     p = Plan(doc, version, after_key=(TV2.GROUP, TV2.TRAINJOB, doc.namespace, doc.name))
     data = doc.data if isinstance(doc.data, dict) else {}
     spec = as_dict(data.get("spec"))
@@ -308,7 +309,7 @@ def plan(doc, ctx) -> Plan:
 
     # 3. the TrainJob
     ops = p.ops
-    note = (f"{NOTE_HEADER}: PyTorchJob {doc.name} -> TrainJob (Trainer {'2.2+' if version == '2.3' else '2.1'}); "
+    note = (f"{NOTE_HEADER}: PyTorchJob {doc.name} -> TrainJob (Trainer {SH.of(version).label}); "
             "each step names its row of docs/migration.md")
     ops.append(Op("test", cpath + ("name",), TO1.CONTAINER_NAME, note=note))
     _pod_index(p, c, cpath, bool(master and worker), drop_env)
@@ -368,7 +369,7 @@ def plan(doc, ctx) -> Plan:
     if run_policy.get("suspend") is not None:
         ops.append(Op("move", ("spec", "suspend"), src=("spec", "runPolicy", "suspend"), note="suspend"))
         p.note("suspend", "runPolicy.suspend -> spec.suspend")
-    if run_policy.get("activeDeadlineSeconds") is not None and version == "2.3":
+    if run_policy.get("activeDeadlineSeconds") is not None and "activeDeadlineSeconds" in TV2.spec_fields(version):
         ops.append(Op("move", ("spec", "activeDeadlineSeconds"), src=("spec", "runPolicy", "activeDeadlineSeconds"),
                       note="active-deadline"))
         p.note("active-deadline", "runPolicy.activeDeadlineSeconds -> spec.activeDeadlineSeconds")
@@ -545,7 +546,7 @@ def _nproc(p: Plan, spec: dict, elastic, c: dict, version: str):
     if n is not None:
         p.note("nproc", f"numProcPerNode {n}")
         return n
-    if version == "2.1":
+    if SH.of(version).proc_words:
         p.note("nproc", f"numProcPerNode {text}")
         return text
     p.note("nproc", f"nprocPerNode {text} left out: Trainer's default auto" + (" (one process per GPU)" if gpus else ""))
@@ -589,7 +590,7 @@ def _findings(p: Plan, spec, run_policy, elastic, c, cpath, nodes, version) -> N
         p.finding("clean-pod-policy", f"runPolicy.cleanPodPolicy {cpp}: Trainer deletes no pod when the job ends; "
                   "they go with the TrainJob", ("spec", "runPolicy", "cleanPodPolicy"),
                   claims=[("job", "pods deleted at the end")])
-    if run_policy.get("activeDeadlineSeconds") is not None and version == "2.1":
+    if run_policy.get("activeDeadlineSeconds") is not None and "activeDeadlineSeconds" not in TV2.spec_fields(version):
         p.note("active-deadline", "runPolicy.activeDeadlineSeconds -> the runtime's trainer Job activeDeadlineSeconds")
     sp = run_policy.get("schedulingPolicy")
     if isinstance(sp, dict):
@@ -617,7 +618,7 @@ def _patches(p: Plan, ctx, tmpl, pod, c, spath, cpath, version, patch_pod, patch
     meta = [k for k in ("labels", "annotations") if as_dict(tmpl.get("metadata")).get(k)]
     if not (fields or cfields or meta):
         return
-    if version == "2.3":
+    if SH.of(version).pod_changes == SH.PATCHES:
         root = ("spec", "runtimePatches")
         skeleton = [_cm(("manager", ctx.manager), ("trainingRuntimeSpec", _cm(("template", _cm(("spec", _cm(
             ("replicatedJobs", [_cm(("name", TV2.NODE), ("template", _cm(("spec", _cm(("template", _cm()))))))]))))))))]
@@ -643,7 +644,7 @@ def _patches(p: Plan, ctx, tmpl, pod, c, spath, cpath, version, patch_pod, patch
         p.ops.append(Op("replace", dest + ("spec",) + sub, new, note="selectors: the Training Operator's labels -> JobSet's"))
         _selector_notes(p, sub, left, spath + sub)
     p.note("pod-patch", f"{', '.join(meta + fields + cfields)} -> "
-                        f"{'runtimePatches' if version == '2.3' else 'podTemplateOverrides'} (job {TV2.NODE})")
+                        f"{SH.of(version).pod_changes} (job {TV2.NODE})")
 
 
 def _selector_notes(p: Plan, sub: tuple, left: list, where: tuple) -> None:
@@ -701,7 +702,7 @@ def _runtime(p: Plan, ctx, doc, spec, run_policy, prs, tmpl, s_pod, s_c, c, pod,
     if run_policy.get("backoffLimit") is not None:
         job_spec["backoffLimit"] = run_policy["backoffLimit"]
         p.note("backoff-limit", f"runPolicy.backoffLimit {run_policy['backoffLimit']} -> the trainer Job's backoffLimit")
-    if version == "2.1" and run_policy.get("activeDeadlineSeconds") is not None:
+    if "activeDeadlineSeconds" not in TV2.spec_fields(version) and run_policy.get("activeDeadlineSeconds") is not None:
         job_spec["activeDeadlineSeconds"] = run_policy["activeDeadlineSeconds"]
     pt = _cm()
     pt["spec"] = rpod

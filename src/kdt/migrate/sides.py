@@ -3,8 +3,8 @@
 The kinds (kdt.kinds `migration_side`) call these with the merge preview's objects of one document:
 - a PyTorchJob's pods, node i being rank i (the Master node 0), each resolving by its own name (the
   Training Operator gives every pod a headless Service of that name, common/service.go CreateNewService);
-- a TrainJob's JobSet's pods (kdt.expand.jobset.pods), node i being completion index i of the trainer job,
-  each resolving by `<hostname>.<subdomain>` (kdt.operators.jobset.subdomain).
+- a TrainJob's JobSet's pods (kdt.operators.jobset.expand.pods), node i being completion index i of the trainer job,
+  each resolving by `<hostname>.<subdomain>` (kdt.operators.jobset.facts.subdomain).
 The run policy (backoff limit, deadline, TTL, suspend, pods deleted at the end, gang, group restarts, Kueue
 queue, managedBy, the job's labels) is read from the job (and for a TrainJob its runtime and JobSet) as
 each operator reads it, with each side's defaults written out.
@@ -12,11 +12,11 @@ each operator reads it, with each side's defaults written out.
 from __future__ import annotations
 
 from ..fields import as_dict, as_int, as_list
-from ..operators import jobset as JS
+from ..operators.jobset import facts as JS
 from ..operators import scheduling as S
-from ..operators import trainer_v2 as TV2
-from ..operators import training_operator_v1 as TO1
-from ..expand import training_operator_v1 as XTO
+from ..operators.trainer_v2 import facts as TV2
+from ..operators.training_operator_v1 import facts as TO1
+from ..operators.training_operator_v1 import expand as XTO
 from .compare import NodePod, Side
 
 UNLIMITED = "unlimited"

@@ -14,7 +14,8 @@ import copy
 import math
 
 from ..fields import as_dict, as_int, as_list, quantity
-from ..operators import trainer_v2 as TV2
+from ..operators.trainer_v2 import facts as TV2
+from ..operators.trainer_v2 import shapes as SH
 from ..resources import container_gpus
 from .patch import Op, cmap as _cm, plain
 from .plan import Plan
@@ -23,30 +24,30 @@ NOTE = "kdt migrate"
 
 
 def shape(spec: dict) -> str | None:
-    """The shape a TrainJob is written in: "2.1", "2.3" (2.2+), or None when it uses neither's own fields."""
-    if any(k in spec for k in ("runtimePatches", "activeDeadlineSeconds")):
-        return "2.3"
-    if any(k in spec for k in ("podTemplateOverrides", "labels", "annotations")):
-        return "2.1"
+    """The shape a TrainJob is written in (the release it is checked as: "2.1", "2.3" for 2.2+), or None when it
+    uses no shape's own fields (kdt.operators.trainer_v2.shapes)."""
+    found = SH.of_trainjob(spec)
+    if found is not None:
+        return found.key
     npp = as_dict(spec.get("trainer")).get("numProcPerNode")
-    if npp is not None and as_int(npp) is None:
-        return "2.1"
+    if npp is not None and as_int(npp) is None:      # a word: only a shape that takes words
+        return next(s.key for s in SH.SHAPES if s.proc_words)
     return None
 
 
 def plan(doc, ctx) -> Plan | None:
     """The TrainJob `doc` in the shape of `ctx.version`; None when it is in that shape already."""
-    to = "2.3" if TV2.has_runtime_patches(ctx.version) else "2.1"
+    to = SH.checked_as(ctx.version)
     spec = as_dict(doc.data.get("spec")) if isinstance(doc.data, dict) else {}
     npp = as_dict(spec.get("trainer")).get("numProcPerNode")
     current = shape(spec)
-    needs_int = to == "2.3" and npp is not None and not isinstance(npp, int)
+    needs_int = not SH.of(to).proc_words and npp is not None and not isinstance(npp, int)
     if (current is None or current == to) and not needs_int:
         return None
     p = Plan(doc, to, by="key", after_key=doc.key())
     ref = as_dict(spec.get("runtimeRef"))
     p.runtime = f"{ref.get('kind') or TV2.DEFAULT_RUNTIME_KIND}/{ref.get('name')}"
-    if to == "2.3":
+    if SH.of(to).pod_changes == SH.PATCHES:
         _to_patches(p, ctx, spec)
     else:
         _to_overrides(p, spec)
@@ -139,7 +140,7 @@ def _to_patches(p: Plan, ctx, spec: dict) -> None:
 
 def _to_overrides(p: Plan, spec: dict) -> None:
     """2.2+ -> 2.1 (rows shape-overrides, shape-labels, shape-deadline, shape-patch-fields)."""
-    pod_ok, c_ok = TV2.patch_fields("2.1")
+    pod_ok, c_ok = TV2.patch_fields(p.version)
     overrides = []            # (patch index, replicated job index, name)
     jobset_meta: list[tuple[int, str]] = []
     for i, rp in enumerate(as_list(spec.get("runtimePatches"))):
@@ -211,12 +212,12 @@ def _to_overrides(p: Plan, spec: dict) -> None:
 
 def plan_runtime(doc, ctx) -> Plan | None:
     """A (Cluster)TrainingRuntime in the shape of `ctx.version` (row shape-runtime-torch); None when it fits."""
-    to = "2.3" if TV2.has_runtime_patches(ctx.version) else "2.1"
+    to = SH.checked_as(ctx.version)
     spec = as_dict(doc.data.get("spec")) if isinstance(doc.data, dict) else {}
     torch = as_dict(as_dict(spec.get("mlPolicy")).get("torch"))
     base = ("spec", "mlPolicy", "torch")
     p = Plan(doc, to, by="key", after_key=doc.key(), compare=False)
-    if to == "2.3":
+    if not SH.of(to).runtime_nproc:        # 2.2 removed the runtime's torch.numProcPerNode
         npp = torch.get("numProcPerNode")
         if npp is not None:
             if str(npp) != "auto":

@@ -9,4 +9,5 @@ is written twice.
 - `trainer_v2`: Kubeflow Trainer v2 (`trainer.kubeflow.org/v1alpha1` TrainJob, runtimes)
 - `jobset`: JobSet (`jobset.x-k8s.io/v1alpha2`), which Trainer v2 renders runtimes into
 - `tensorflow`: TF_CONFIG as TensorFlow reads it, and this project's TensorFlow runtime convention
+- `mpi/`: the MPI Operator v2 (`kubeflow.org/v2beta1` MPIJob): what it adds to the pods it creates
 """

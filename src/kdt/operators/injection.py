@@ -7,8 +7,11 @@ Names already defined by the sibling modules are imported, never restated.
 """
 from __future__ import annotations
 
-from . import trainer_v2 as TV2
-from . import training_operator_v1 as TO1
+from dataclasses import dataclass
+
+from ..fields import as_dict
+from .trainer_v2 import facts as TV2
+from .training_operator_v1 import facts as TO1
 
 # ---------------------------------------------------------------- Training Operator v1
 # pkg/controller.v1/pytorch/envvar.go setPodEnv (v1.8.1, v1.9.4): appended first to
@@ -60,6 +63,116 @@ V1_LABEL_REPLICA_INDEX = "training.kubeflow.org/replica-index"
 V1_LABEL_JOB_ROLE = "training.kubeflow.org/job-role"
 V1_OPERATOR_NAME = TO1.V1_KINDS[TO1.KIND][1]
 
+# ---------------------------------------------------------------- the pod as the operator creates it
+@dataclass(frozen=True)
+class PodAdditions:
+    """What an operator appends to the pod spec it creates from a pod template: volumes to `volumes`, mounts
+    and env to the first container, init containers after the template's. Every operator modelled here appends
+    (none replaces or reorders what the template has), so each of the template's own items keeps its index."""
+    by: str                                  # who adds them, with release and source file
+    volumes: tuple = ()                      # volume mappings
+    mounts: tuple = ()                       # volumeMount mappings of the first container
+    env: tuple = ()                          # (name, value or None) of the first container
+    init_containers: tuple = ()              # container mappings
+
+
+def created_spec(spec: dict, add: PodAdditions) -> dict:
+    """The pod spec the operator creates from the template's `spec`: a copy with `add` appended (the template's
+    own mappings are shared, not copied: nothing here changes them)."""
+    out = dict(spec)
+    if add.volumes:
+        out["volumes"] = [*(spec.get("volumes") if isinstance(spec.get("volumes"), list) else ()),
+                          *(dict(v) for v in add.volumes)]
+    if add.init_containers:
+        init = spec.get("initContainers")
+        out["initContainers"] = [*(init if isinstance(init, list) else ()), *(dict(c) for c in add.init_containers)]
+    containers = spec.get("containers")
+    if (add.mounts or add.env) and isinstance(containers, list) and containers and isinstance(containers[0], dict):
+        first = dict(containers[0])
+        if add.mounts:
+            mounts = first.get("volumeMounts")
+            first["volumeMounts"] = [*(mounts if isinstance(mounts, list) else ()), *(dict(m) for m in add.mounts)]
+        if add.env:
+            env = first.get("env")
+            first["env"] = [*(env if isinstance(env, list) else ()),
+                            *({"name": n} if v is None else {"name": n, "value": v} for n, v in add.env)]
+        out["containers"] = [first, *containers[1:]]
+    return out
+
+
+# pkg/controller.v1/pytorch/pytorchjob_controller.go (v1.8.1, v1.9.4) calls SetInitContainer
+# (initcontainer.go) for every Worker pod of a job with a Master replica: the operator's built-in template,
+# v1_init_container above (a cluster may give the operator another template: kdt.operators.pytorch_init).
+V1_INIT_BY = ("the Training Operator (kubeflow/training-operator v1.8.1, v1.9.4 pkg/controller.v1/pytorch/"
+              "initcontainer.go, its built-in template)")
+
+
+def v1_pytorch_pod_additions(job: dict, role: str) -> PodAdditions | None:
+    replicas = as_dict(as_dict(job.get("spec")).get(TO1.REPLICA_SPECS))
+    if role != TO1.WORKER or TO1.MASTER not in replicas:
+        return None
+    name = str(as_dict(job.get("metadata")).get("name") or "")
+    return PodAdditions(V1_INIT_BY, init_containers=(v1_init_container(name),))
+
+
+# The Training Operator's own MPIJob (`kubeflow.org/v1`; kubeflow/training-operator v1.8.1 and v1.9.4
+# pkg/controller.v1/mpi/mpijob.go constants, mpijob_controller.go newLauncher and newWorker; the MPI Operator's
+# v1alpha2 and v1 controllers have the same design, kubeflow/mpi-operator v0.3.0
+# pkg/controllers/v1alpha2/mpi_job_controller.go): a `kubectl-delivery` init container and an emptyDir
+# `mpi-job-kubectl` at /opt/kube, the ConfigMap `<job>-config` as `mpi-job-config` at /etc/mpi.
+V1_MPI_BY = "the Training Operator (kubeflow/training-operator v1.8.1, v1.9.4 pkg/controller.v1/mpi/mpijob_controller.go)"
+V1_MPI_LAUNCHER, V1_MPI_WORKER = "Launcher", "Worker"     # pkg/apis/kubeflow.org/v1/mpi_types.go
+V1_MPI_CONFIG_VOLUME, V1_MPI_CONFIG_MOUNT_PATH = "mpi-job-config", "/etc/mpi"
+V1_MPI_KUBECTL_VOLUME, V1_MPI_KUBECTL_MOUNT_PATH = "mpi-job-kubectl", "/opt/kube"
+V1_MPI_KUBECTL_DELIVERY = "kubectl-delivery"
+# pkg/config/config.go MPIKubectlDeliveryImageDefault (operator flag --mpi-kubectl-delivery-image): v1.9.4's;
+# v1.8.1's is kubeflow/kubectl-delivery:latest.
+V1_MPI_KUBECTL_DELIVERY_IMAGE = "ghcr.io/kubeflow/training-v1/kubectl-delivery:latest"
+V1_MPI_INIT_RESOURCES = {"cpu": "100m", "memory": "512Mi", "ephemeral-storage": "5Gi"}   # initContainer* (limits = requests)
+V1_MPI_KUBEXEC, V1_MPI_HOSTFILE, V1_MPI_DISCOVER_HOSTS = "kubexec.sh", "hostfile", "discover_hosts.sh"
+V1_MPI_GPU_SUFFIX = ".com/gpu"                           # gpuResourceNameSuffix, mpijob.go isGPULauncher
+
+
+def v1_mpi_pod_additions(job: dict, role: str) -> PodAdditions | None:
+    name = str(as_dict(job.get("metadata")).get("name") or "")
+    spec = as_dict(job.get("spec"))
+    config = f"{name}-config"
+    script = {"key": V1_MPI_KUBEXEC, "path": V1_MPI_KUBEXEC, "mode": 0o555}
+    config_mount = {"name": V1_MPI_CONFIG_VOLUME, "mountPath": V1_MPI_CONFIG_MOUNT_PATH}
+    if role == V1_MPI_WORKER:
+        return PodAdditions(V1_MPI_BY, volumes=({"name": V1_MPI_CONFIG_VOLUME,
+                                                 "configMap": {"name": config, "items": [script]}},),
+                            mounts=(config_mount,))
+    if role != V1_MPI_LAUNCHER:
+        return None
+    kubectl_mount = {"name": V1_MPI_KUBECTL_VOLUME, "mountPath": V1_MPI_KUBECTL_MOUNT_PATH}
+    init = {"name": V1_MPI_KUBECTL_DELIVERY, "image": V1_MPI_KUBECTL_DELIVERY_IMAGE, "imagePullPolicy": "IfNotPresent",
+            "env": [{"name": "TARGET_DIR", "value": V1_MPI_KUBECTL_MOUNT_PATH},
+                    {"name": "NAMESPACE", "value": str(as_dict(job.get("metadata")).get("namespace") or "")}],
+            "volumeMounts": [dict(kubectl_mount), dict(config_mount)],
+            "resources": {"limits": dict(V1_MPI_INIT_RESOURCES), "requests": dict(V1_MPI_INIT_RESOURCES)}}
+    template = as_dict(as_dict(as_dict(spec.get("mpiReplicaSpecs")).get(V1_MPI_LAUNCHER)).get("template"))
+    containers = [c for c in as_dict(template.get("spec")).get("containers") or [] if isinstance(c, dict)]
+    gpu = any(str(k).endswith(V1_MPI_GPU_SUFFIX) for c in containers
+              for k in as_dict(as_dict(c.get("resources")).get("limits")))
+    first_env = {as_dict(e).get("name") for e in (containers[0].get("env") or [] if containers else [])
+                 if isinstance(e, dict)}
+    env = [("OMPI_MCA_plm_rsh_agent", f"{V1_MPI_CONFIG_MOUNT_PATH}/{V1_MPI_KUBEXEC}"),
+           ("OMPI_MCA_orte_default_hostfile", f"{V1_MPI_CONFIG_MOUNT_PATH}/{V1_MPI_HOSTFILE}")]
+    if not gpu:
+        env += [("NVIDIA_VISIBLE_DEVICES", ""), ("NVIDIA_DRIVER_CAPABILITIES", "")]
+    if "I_MPI_HYDRA_BOOTSTRAP" not in first_env:                 # mpijob.go hasIntelMPIBootstrapValues
+        env.append(("I_MPI_HYDRA_BOOTSTRAP", "rsh"))              # iMPIDefaultBootstrap
+    if "I_MPI_HYDRA_BOOTSTRAP_EXEC" not in first_env:
+        env.append(("I_MPI_HYDRA_BOOTSTRAP_EXEC", f"{V1_MPI_CONFIG_MOUNT_PATH}/{V1_MPI_KUBEXEC}"))
+    volumes = ({"name": V1_MPI_KUBECTL_VOLUME, "emptyDir": {}},
+               {"name": V1_MPI_CONFIG_VOLUME, "configMap": {"name": config, "items": [
+                   script, {"key": V1_MPI_HOSTFILE, "path": V1_MPI_HOSTFILE, "mode": 0o444},
+                   {"key": V1_MPI_DISCOVER_HOSTS, "path": V1_MPI_DISCOVER_HOSTS, "mode": 0o555}]}})
+    return PodAdditions(V1_MPI_BY, volumes=volumes, mounts=(kubectl_mount, config_mount), env=tuple(env),
+                        init_containers=(init,))
+
+
 # ---------------------------------------------------------------- Trainer v2
 # pkg/runtime/framework/plugins/torch/torch.go EnforceMLPolicy (v2.1.0, v2.3.0):
 # the env upserted into the `node` container, in this order (names are
@@ -88,20 +201,6 @@ V2_TRAINER_JOB_REPLICAS = 1
 def jobset_hostname(jobset: str, replicated_job: str, job_index: int, pod_index: int) -> str:
     return f"{jobset}-{replicated_job}-{job_index}-{pod_index}"
 
-
-# ---------------------------------------------------------------- strategic merge
-# Trainer applies podTemplateOverrides (2.1: pkg/runtime/core/trainingruntime.go
-# mergePodTemplateOverrides) and runtimePatches (2.2+: mergeRuntimePatches) as
-# Kubernetes strategic merge patches against corev1.PodTemplateSpec / batchv1.JobTemplateSpec.
-# patchMergeKey of the lists involved (k8s.io/api core/v1 types.go); any other list
-# is replaced whole (tolerations, command, args, ...).
-MERGE_KEYS = {
-    "containers": "name", "initContainers": "name", "ephemeralContainers": "name",
-    "volumes": "name", "env": "name", "imagePullSecrets": "name",
-    "schedulingGates": "name", "resourceClaims": "name",
-    "volumeMounts": "mountPath", "volumeDevices": "devicePath",
-    "ports": "containerPort", "hostAliases": "ip",
-}
 
 # pkg/runtime/framework/plugins/jobset/constants InitializerEnvStorageUri (v2.1.0, v2.3.0):
 # builder.go Initializer upserts it from spec.initializer.{dataset,model}.storageUri.

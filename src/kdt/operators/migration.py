@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import jobset as JS
+from .jobset import facts as JS
 from . import injection as INJ
 
 SAME = "same"          # carried as it is, to the field of the same meaning

@@ -17,8 +17,8 @@
 """
 from __future__ import annotations
 
-from .jobset import LABEL_JOBSET_NAME as JOBSET_NAME_LABEL      # noqa: F401  (the labels JobSet puts on
-from .jobset import LABEL_REPLICATED_JOB as JOBSET_RJOB_LABEL   # noqa: F401   every pod; read by the rules)
+from .jobset.facts import LABEL_JOBSET_NAME as JOBSET_NAME_LABEL      # noqa: F401  (the labels JobSet puts on
+from .jobset.facts import LABEL_REPLICATED_JOB as JOBSET_RJOB_LABEL   # noqa: F401   every pod; read by the rules)
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 

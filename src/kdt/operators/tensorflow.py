@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 
-from . import jobset as JS
+from .jobset import facts as JS
 
 # training/tfkit/cluster.py: the env a pod builds its TF_CONFIG from.
 ENV_JOBSET = "TF_JOBSET_NAME"

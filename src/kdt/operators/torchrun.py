@@ -5,8 +5,8 @@ torch/distributed/run.py get_args_parser (every flag, its aliases and default) a
 get_rdzv_endpoint; torch/distributed/argparse_util.py `env` (a flag's default is read from
 `PET_<DEST>` when that variable is set, so an operator configures torchrun through the environment
 alone). Both operators rely on that: the Training Operator injects PET_* from its own fields
-(pkg/controller.v1/pytorch/envvar.go, elastic.go; kdt.operators.training_operator_v1), Trainer from
-the TrainJob (plugins/torch/torch.go; kdt.operators.trainer_v2).
+(pkg/controller.v1/pytorch/envvar.go, elastic.go; kdt.operators.training_operator_v1.facts), Trainer from
+the TrainJob (plugins/torch/torch.go; kdt.operators.trainer_v2.facts).
 """
 from __future__ import annotations
 

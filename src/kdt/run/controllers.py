@@ -6,18 +6,18 @@ otherwise the pod ends, Succeeded when every container exited 0. Each controller
 then decides what a pod's restart, end or loss means for its job, and the job's
 verdict (Succeeded or Failed, and why).
 
-Facts: kdt.operators.training_operator_v1 and kdt.operators.jobset, and the
+Facts: kdt.operators.training_operator_v1.facts and kdt.operators.jobset.facts, and the
 sources cited beside each rule below.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..expand import jobset as XJ
+from ..operators.jobset import expand as XJ
 from .. import versions
 from ..fields import as_int
-from ..operators import jobset as JS
-from ..operators import training_operator_v1 as TO1
+from ..operators.jobset import facts as JS
+from ..operators.training_operator_v1 import facts as TO1
 from .pods import LocalPod
 
 # Actions a controller asks of the supervisor.
@@ -190,7 +190,7 @@ JOB_BACKOFF_MESSAGE = "Job has reached the specified backoff limit"
 
 class JobSetController(Controller):
     """JobSet and the Job controller beneath it, at the JobSet release the Trainer release ships
-    (kdt.operators.jobset.RELEASES: v0.10.1 for Trainer 2.1, v0.12.0 for 2.3).
+    (kdt.operators.jobset.facts.RELEASES: v0.10.1 for Trainer 2.1, v0.12.0 for 2.3).
 
     - Job: a pod that fails (restartPolicy Never) or a container restarted in place (OnFailure) is one
       failure; past backoffLimit (default 6) the Job fails (BackoffLimitExceeded); a failed pod of an

@@ -20,11 +20,12 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
-from .. import kinds as K
 from ..findings import Finding
 from . import controllers as C
-from . import netshim
+from ..operators import gitsync
+from . import gitsync_local, netshim
 from .faults import Fault
 from .image import APP_TRAINING, FILLERS, facts
 
@@ -126,6 +127,11 @@ class Options:
     faults: list[Fault] = field(default_factory=list)
     claims: dict[str, Path] = field(default_factory=dict)    # --volume CLAIM=DIR
     crash_loop_limit: int = 3                                 # --crash-loop-limit
+    # (document, path) where a container's command/args were written: the source kind's `field_origin`
+    # (kdt.kinds), which `kdt run` hands in (the supervisor sits below the registry); the template by default.
+    field_origin: Callable[[LocalPod, Container, str], tuple] = \
+        lambda pod, c, key: (c.doc, c.path + (key,))
+    git_repos: dict[str, Path] = field(default_factory=dict)  # --git-repo URL=PATH
 
 
 class Supervisor:
@@ -142,6 +148,7 @@ class Supervisor:
         self.mains: dict[int, tuple[PodRun, Proc]] = {}
         self.max_step = -1
         self.extra_names = extra_names or {}
+        self._resolved: dict[tuple, str | None] = {}     # (--git-repo source, ref) -> commit, checked once
 
     # ------------------------------------------------------------- preparation
     def prepare(self) -> list[Finding]:
@@ -174,6 +181,10 @@ class Supervisor:
                 try:
                     argv, env, (mounts, _) = self.command(p, c, o.run_dir / "pods" / p.name)
                 except EnvError as exc:
+                    if gitsync.is_git_sync(c.spec.get("image")):
+                        if exc.message in reported:
+                            continue       # the same clone of every pod: one line
+                        reported.add(exc.message)
                     problems.append(c.doc.finding("run", f"pod {p.name} container {c.name}: {exc.message}", c.path + exc.path))
                     continue
                 problems += self._check_command(p, c, argv, env)
@@ -197,14 +208,14 @@ class Supervisor:
                                                                             *(c.spec.get('args') or [])]))), None)
                 how = (f"a local run makes claim {ci.claim} an empty folder: pass --volume {ci.claim}=DIR with a folder "
                        "that holds it" + (f"; {FILLERS[script]}" if script else ""))
-            doc, path = K.of(p.source).field_origin(p, c, "args" if c.spec.get("args") else "command")
+            doc, path = self.opts.field_origin(p, c, "args" if c.spec.get("args") else "command")
             out.append(doc.finding("run", f"pod {p.name} container {c.name} reads {ci.path} ({ci.flag}) from claim "
                                           f"{ci.claim}, which holds nothing there: {how}", path))
         return out
 
     def _check_command(self, p: LocalPod, c: Container, argv: list[str], env: dict) -> list[Finding]:
         if not argv:
-            doc, path = K.of(p.source).field_origin(p, c, "command")
+            doc, path = self.opts.field_origin(p, c, "command")
             return [doc.finding("run", f"pod {p.name} container {c.name}: no command, and the image "
                                        f"{c.spec.get('image')!r} gives none a local run knows", path)]
         exe = argv[0]
@@ -213,7 +224,7 @@ class Supervisor:
         if found:
             return []
         key = "command" if c.spec.get("command") else "args"
-        doc, path = K.of(p.source).field_origin(p, c, key)
+        doc, path = self.opts.field_origin(p, c, key)
         return [doc.finding("run", f"pod {p.name} container {c.name}: {exe!r} does not exist on this machine "
                                    f"(the image {c.spec.get('image')!r} has it; a local run starts the command as a "
                                    f"program of this machine)", path + (0,))]
@@ -273,8 +284,54 @@ class Supervisor:
         else:
             argv = list(img.entrypoint) + (list(args) if args is not None else list(img.cmd))
         argv = [mounts.rewrite(expand_refs(a, env)) for a in argv]
+        if gitsync.is_git_sync(c.spec.get("image")):
+            argv = self._git_sync(p, c, argv, env, mounts)
         cwd = c.spec.get("workingDir") or img.workdir
         return argv, env, (mounts, mounts.rewrite(cwd) if cwd else str(pod_dir / "workdir"))
+
+    def _git_sync(self, p: LocalPod, c: Container, argv: list[str], env: dict, mounts) -> list[str]:
+        """A git-sync container runs as kdt/run/gitsync_local.py: its repository is the local clone or bundle
+        of --git-repo, its ref resolved there when the container starts, into its root's folder. What it
+        cannot run is an EnvError located at the field (the repository, the ref, the root, a Secret)."""
+        raw = {k: str(v) for k, v in container_env(p, c, self.objects).items()}
+        s = gitsync.settings([str(a) for a in [*(c.spec.get("command") or []), *(c.spec.get("args") or [])]], raw)
+
+        def where(key: str) -> tuple:
+            src = s.source.get(key, "default")
+            for i, e in enumerate(c.spec.get("env") or []):
+                if isinstance(e, dict) and e.get("name") == src:
+                    return ("env", i, "value")
+            return ("image",)
+        if gitsync.major(str(c.spec.get("image"))) == 3:
+            raise EnvError(("image",), "a local run runs git-sync v4 (the GITSYNC_* names); this is a v3 image")
+        if shutil.which("git") is None:
+            raise EnvError(("image",), "the git program is not on this machine's PATH: a local run clones with it")
+        vols = {str(v.get("name")): v for v in p.spec.get("volumes") or [] if isinstance(v, dict)}
+        for i, m in enumerate(c.spec.get("volumeMounts") or []):
+            sec = (vols.get(str((m or {}).get("name"))) or {}).get("secret")
+            if isinstance(sec, dict) and not sec.get("optional") and ("Secret", str(sec.get("secretName"))) not in self.objects:
+                raise EnvError(("volumeMounts", i), f"Secret {sec.get('secretName')!r} (volume {m.get('name')}) is not in "
+                                                    "the target: on a cluster the pod never starts; add the Secret to the "
+                                                    "target (a local clone needs no credentials: any key will do)")
+        url = s.get("repo") or ""
+        source = self.opts.git_repos.get(url)
+        if source is None:
+            given = ", ".join(sorted(self.opts.git_repos)) or "none"
+            raise EnvError(where("repo"), f"git-sync clones {url or '(no repository)'}: a local run has no network; pass "
+                                          f"--git-repo {url or 'URL'}=PATH (a clone or a bundle of it; given: {given})")
+        ref = s.get("ref") or gitsync.V4_DEFAULT_REF
+        key = (str(source), ref)
+        if key not in self._resolved:
+            self._resolved[key] = gitsync_local.resolve(str(source), ref)
+        if self._resolved[key] is None:
+            raise EnvError(where("ref"), f"ref {ref!r} is not a commit of {source} (--git-repo {url}): nothing to clone")
+        root = str(s.get("root"))
+        local_root = mounts.rewrite(root)
+        if local_root == root:
+            raise EnvError(where("root"), f"git-sync's root {root} is on no volume of the container: the clone would be "
+                                          f"lost with the container (and land on this machine's {root})")
+        return [sys.executable, gitsync_local.__file__, "--repo", url, "--source", str(source), "--ref", ref,
+                "--root", local_root, "--link", str(s.get("link") or url.rstrip("/").split("/")[-1])]
 
     # ------------------------------------------------------------- processes
     def _start_container(self, r: PodRun, c: Container) -> None:

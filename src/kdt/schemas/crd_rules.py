@@ -1,4 +1,4 @@
-"""The enums, integer formats and CEL rules (`x-kubernetes-validations`) of the official CRDs.
+"""The enums, integer formats, list types and CEL rules (`x-kubernetes-validations`) of the official CRDs.
 
 The JSON schemas of the Kubeflow kinds come from the API packages (generate.py),
 which carry neither enums nor CEL rules; the API server enforces both. This
@@ -11,6 +11,8 @@ DIR holds the release's `trainer.kubeflow.org_*.yaml` CRDs (kubeflow/trainer
 manifests/base/crds at tag v<release>.0; the shared corpus has them at
 corpus/kubeflow/crds/trainer-v<release>.0). What is kept:
 - CEL rules that do not compare with `oldSelf` (those only judge updates);
+- `x-kubernetes-list-type: map` and `set` arrays, everywhere (the API server enforces them on every custom
+  resource, the Kubernetes types a CRD embeds included), with the defaults of a map's key fields;
 - enums and int32/int64 formats outside the Kubernetes types the CRDs embed
   (pod templates, env, volumes: the Kubernetes schemas check those);
 - nothing under `status` (the controller writes it).
@@ -27,8 +29,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..generated import write_or_check
-from ..operators import jobset as JS
-from ..operators import trainer_v2 as TV2
+from ..operators.jobset import facts as JS
+from ..operators.trainer_v2 import facts as TV2
 
 HERE = Path(__file__).resolve().parent
 GENERATED = HERE / "crd-rules"
@@ -47,12 +49,31 @@ def _in_k8s_type(path: tuple) -> bool:
     return any(path[i] == "replicatedJobs" and "template" in path[i + 1:] for i in range(len(path)))
 
 
-def _walk(node: Any, path: tuple, out: list, enums: bool = True, k8s_type=_in_k8s_type) -> None:
-    """Every CEL rule (but those comparing with `oldSelf`), enum (`enums`) and int32/int64 format of a CRD
-    schema node and the nodes below it, `status` aside; `k8s_type(path)`: a subtree whose enums and formats
-    are the Kubernetes schemas' business."""
+# The value limits of an OpenAPI schema node the API server enforces on a custom resource (apiextensions
+# validation: minimum/maximum, lengths, item and property counts); kept from the Trainer CRDs outside a
+# runtime's JobTemplateSpec (a Kubernetes type, whose limits kdt.apivalidation checks), so a TrainJob's
+# runtimePatches pod spec (Trainer's PodSpecPatch: terminationGracePeriodSeconds `minimum: 0`,
+# trainjob_types.go +kubebuilder:validation:Minimum=0 at v2.3.0) and spec.trainer.command items (maxLength
+# 1048576) are held to them.
+LIMITS = ("minimum", "maximum", "minLength", "maxLength", "minItems", "maxItems", "minProperties", "maxProperties")
+
+
+def _in_job_template(path: tuple) -> bool:
+    """A runtime's replicatedJobs[*].template (batch/v1 JobTemplateSpec); a TrainJob's patches are Trainer types."""
+    return "runtimePatches" not in path and any(
+        path[i] == "replicatedJobs" and "template" in path[i + 1:] for i in range(len(path)))
+
+
+def _walk(node: Any, path: tuple, out: list, enums: bool = True, k8s_type=_in_k8s_type, limits: bool = False) -> None:
+    """Every CEL rule (but those comparing with `oldSelf`), `x-kubernetes-list-type` map and set, enum
+    (`enums`), int32/int64 format and (`limits`) value limit of a CRD schema node and the nodes below it,
+    `status` aside; `k8s_type(path)`: a subtree whose enums and formats are the Kubernetes schemas' business."""
     if not isinstance(node, dict) or path[:1] == ("status",):
         return
+    listed = node.get("x-kubernetes-list-type")
+    if listed in ("map", "set") and node.get("type") == "array":
+        # enforced on every custom resource, Kubernetes types embedded in the CRD included
+        out.append(_list_rule(node, path))
     for v in node.get("x-kubernetes-validations") or ():
         if isinstance(v, dict) and isinstance(v.get("rule"), str) and "oldSelf" not in v["rule"]:
             out.append({"path": list(path), "cel": v["rule"], "message": v.get("message") or v["rule"]})
@@ -61,12 +82,29 @@ def _walk(node: Any, path: tuple, out: list, enums: bool = True, k8s_type=_in_k8
             out.append({"path": list(path), "enum": node["enum"]})
         if node.get("format") in INT_RANGE and node.get("type") == "integer":
             out.append({"path": list(path), "format": node["format"]})
+    if limits and not _in_job_template(path):
+        for key in LIMITS:
+            if isinstance(node.get(key), (int, float)) and not isinstance(node.get(key), bool):
+                out.append({"path": list(path), "limit": key, "value": node[key]})
     for k, p in (node.get("properties") or {}).items() if isinstance(node.get("properties"), dict) else ():
-        _walk(p, path + (k,), out, enums, k8s_type)
+        _walk(p, path + (k,), out, enums, k8s_type, limits)
     if isinstance(node.get("items"), dict):
-        _walk(node["items"], path + ("*",), out, enums, k8s_type)
+        _walk(node["items"], path + ("*",), out, enums, k8s_type, limits)
     if isinstance(node.get("additionalProperties"), dict):
-        _walk(node["additionalProperties"], path + ("*",), out, enums, k8s_type)
+        _walk(node["additionalProperties"], path + ("*",), out, enums, k8s_type, limits)
+
+
+def _list_rule(node: dict, path: tuple) -> dict:
+    """An `x-kubernetes-list-type: map` or `set` array: its keys, and the defaults of its key fields (the API
+    server defaults an item before its keys are compared)."""
+    if node["x-kubernetes-list-type"] == "set":
+        return {"path": list(path), "list": "set"}
+    keys = [k for k in node.get("x-kubernetes-list-map-keys") or () if isinstance(k, str)]
+    items = node.get("items") if isinstance(node.get("items"), dict) else {}
+    props = items.get("properties") if isinstance(items.get("properties"), dict) else {}
+    defaults = {k: props[k]["default"] for k in keys
+                if isinstance(props.get(k), dict) and props[k].get("default") is not None}
+    return {"path": list(path), "list": "map", "keys": keys, **({"defaults": defaults} if defaults else {})}
 
 
 def schema_rules(schema: dict) -> list[dict]:
@@ -84,7 +122,7 @@ def extract(crds: list[dict], release: str, source: str) -> dict:
         group, kind = crd["spec"]["group"], crd["spec"]["names"]["kind"]
         for version in crd["spec"]["versions"]:
             rules: list = []
-            _walk(version["schema"]["openAPIV3Schema"], (), rules)
+            _walk(version["schema"]["openAPIV3Schema"], (), rules, limits=True)
             kinds.setdefault(f"{group}/{version['name']}", {})[kind] = rules
             if kind in TV2.RUNTIME_KINDS and JOBSET not in kinds.get(JOBSET_AV, {}):
                 n = len(RUNTIME_JOBSET_SPEC)
@@ -202,10 +240,17 @@ def _var_chains(rule: str, var: str) -> tuple | None:
     return tuple(out)
 
 
+_TWO_VARIABLES = re.compile(r"\s*[a-z_][A-Za-z0-9_]*\s*,")
+
+
 @functools.lru_cache(maxsize=None)
 def _chains(rule: str):
     """What a rule reads of `self`: a tuple of (field chain, item chains or None) where item chains
-    say what a macro (`self.list.exists(x, ...)`) reads of each item; None when it reads `self` whole."""
+    say what a macro (`self.list.exists(x, ...)`) reads of each item; None when it reads `self` whole.
+
+    A macro's body may read `self` too (Kueue v0.19.2 ClusterQueue `resourceGroups[*]`:
+    `self.flavors.all(x, size(x.resources) == size(self.coveredResources))`): those chains are read as well,
+    or the projection would drop `coveredResources` and the rule fail to evaluate (and say nothing)."""
     macro_spans = []
     found: list = []
     for m in _MACRO.finditer(rule):
@@ -214,43 +259,103 @@ def _chains(rule: str):
         body = rule[m.end():end]
         if not chain:
             return None
-        found.append((chain, _var_chains(body, m.group(2))))
-        macro_spans.append((m.start(), end))
-    rest = "".join(c if not any(a <= i <= b for a, b in macro_spans) else " " for i, c in enumerate(rule))
+        # `self.list.all(i, x, ...)`: CEL's two-variable comprehensions (index or key, value) read items whole
+        items = None if _TWO_VARIABLES.match(body) else _var_chains(body, m.group(2))
+        found.append((chain, items))
+        macro_spans.append((m.start(), m.end()))
+    # the macros' heads (`self.flavors.all(x,`) blanked: their bodies' own `self` chains are read below
+    rest = "".join(c if not any(a <= i < b for a, b in macro_spans) else " " for i, c in enumerate(rule))
     plain = _var_chains(rest, "self")
     if plain is None:
         return None
     return tuple((c, None) for c in plain) + tuple(found)
 
 
+_WHOLE = True
+
+
+def _merge(node: Any, chain: tuple, leaf: Any) -> Any:
+    """A projection tree with one more chain: a node is `_WHOLE` (the value as it is) or
+    {"fields": {name: node}, "items": node}; the whole value absorbs whatever else reads it."""
+    if node is _WHOLE:
+        return node
+    node = node if isinstance(node, dict) else {"fields": {}}
+    if not chain:
+        if leaf is _WHOLE:
+            return _WHOLE
+        merged = dict(node)
+        merged["items"] = leaf if "items" not in node else _union(node["items"], leaf)
+        return merged
+    fields = dict(node.get("fields", {}))
+    fields[chain[0]] = _merge(fields.get(chain[0]), chain[1:], leaf)
+    return {**node, "fields": fields}
+
+
+def _union(a: Any, b: Any) -> Any:
+    if a is _WHOLE or b is _WHOLE:
+        return _WHOLE
+    out = {"fields": dict(a.get("fields", {}))}
+    for k, v in b.get("fields", {}).items():
+        out["fields"][k] = _union(out["fields"][k], v) if k in out["fields"] else v
+    if "items" in a or "items" in b:
+        out["items"] = _union(a["items"], b["items"]) if "items" in a and "items" in b else a.get("items", b.get("items"))
+    return out
+
+
+@functools.lru_cache(maxsize=None)
+def _tree(chains) -> Any:
+    """The projection tree of a rule's chains (`_chains`), None for the whole value."""
+    if chains is None:
+        return None
+    root: Any = {"fields": {}}
+    for chain, items in chains:
+        leaf: Any = _WHOLE
+        if items is not None:
+            leaf = {"fields": {}}
+            for c in items:
+                leaf = _merge(leaf, c, _WHOLE)
+        root = _merge(root, chain, _WHOLE) if items is None else _merge(root, chain, leaf)
+    return None if root is _WHOLE else root
+
+
+def _cut(value: Any, node: Any) -> Any:
+    """`value` cut to a projection tree; new containers only (the value itself is never changed)."""
+    if node is _WHOLE or node is None:
+        return value
+    if isinstance(value, dict):
+        if "items" in node:           # a macro over a map iterates its keys: the body may index it
+            return value
+        return {k: _cut(value[k], sub) for k, sub in node["fields"].items() if k in value}
+    if isinstance(value, list):
+        if node.get("fields") or "items" not in node:
+            return value
+        return [_cut(x, node["items"]) for x in value]
+    return value
+
+
 def _project(value: Any, chains) -> Any:
     """The part of `value` the chains read: a rule's verdict on it is its verdict on `value`."""
     if chains is None or not isinstance(value, dict):
         return value
-    out: dict = {}
-    for chain, items in chains:
-        src, dst = value, out
-        for i, part in enumerate(chain):
-            if not isinstance(src, dict) or part not in src:
-                break
-            v = src[part]
-            if i == len(chain) - 1:
-                if items is not None and isinstance(v, list):
-                    v = [_project(x, tuple((c, None) for c in items)) for x in v]
-                if not (isinstance(dst.get(part), dict) and isinstance(v, dict)):
-                    dst[part] = v
-                break
-            if not isinstance(v, dict):
-                dst[part] = v
-                break
-            if not isinstance(dst.get(part), dict):
-                dst[part] = {}
-            dst, src = dst[part], v
-    return out
+    return _cut(value, _tree(chains))
 
 
-def _cel(rule: str, value: Any) -> tuple[bool, str]:
-    """(holds, error text) of one CEL rule on one value."""
+def _evaluation_error(exc: Exception) -> str:
+    """The API server's words for an error of evaluating a rule on a value (apiextensions-apiserver v0.36.3
+    pkg/apiserver/schema/cel/validation.go validateExpressions: "no such key: {key}, index out of bounds:
+    {index}, ... division by zero"), or "" for an error of this engine (a function of the API server's CEL
+    libraries it lacks, a type it reads otherwise)."""
+    if isinstance(exc, KeyError):
+        return f"no such key: {exc.args[0] if exc.args else ''}"
+    if isinstance(exc, IndexError) and str(exc).startswith("index out of bounds"):
+        return str(exc)
+    if isinstance(exc, ZeroDivisionError):
+        return "division by zero"
+    return ""
+
+
+def _cel(rule: str, value: Any) -> tuple[bool, str, str]:
+    """(holds, error text, the API server's evaluation error or "") of one CEL rule on one value."""
     try:
         chains = _chains(rule)
     except RecursionError:
@@ -263,9 +368,10 @@ def _cel(rule: str, value: Any) -> tuple[bool, str]:
     if key is not None and key in _verdicts:
         return _verdicts[key]
     try:
-        verdict = (_program(rule).execute({"self": projected}) is True, "")
+        verdict = (_program(rule).execute({"self": projected}) is True, "", "")
     except Exception as exc:   # a value the rule cannot take is refused by the API server too
-        verdict = (False, str(exc).split(".")[0])
+        evaluation = _evaluation_error(exc)
+        verdict = (False, evaluation or str(exc).split(".")[0], evaluation)
     if key is not None:
         if len(_verdicts) >= _CACHE_MAX:
             _verdicts.clear()
@@ -313,13 +419,20 @@ def violations_of(rules: _Node | None, data: dict, lenient: bool = False) -> Ite
 
     `lenient`: a rule this engine cannot compile or evaluate on the value says nothing (the rules of a CRD
     found in a run, written for the API server's CEL environment and its libraries, kdt.schemas.crds),
-    where the Trainer CRDs' rules, all of which are known to run here, report it."""
+    where the Trainer CRDs' rules, all of which are known to run here, report it. An error the API server's
+    evaluation gives too (no such key, index out of bounds, division by zero) is reported either way.
+
+    Every rule is evaluated wherever its schema node sits: the object, nested objects, the items of lists and
+    the values of maps (`*`), at any depth (tests/validate/test_crd_rule_positions.py, per CRD set)."""
     if rules is None:
         return
     found: list = []
     _matches(rules, data, (), found)
     for r, path, value in found:
-        if "enum" in r:
+        if "list" in r:
+            for i, item in duplicates(r, value):
+                yield path + (i,), f"Duplicate value: {_go_value(item)}", "list-type"
+        elif "enum" in r:
             if value not in r["enum"]:
                 opts = ", ".join(json.dumps(o) for o in r["enum"])
                 yield path, f"{json.dumps(value)} is not one of: {opts}", "enum"
@@ -329,14 +442,99 @@ def violations_of(rules: _Node | None, data: dict, lenient: bool = False) -> Ite
                 value = int(value)          # past int64, kubectl's reader gives a float64
             if isinstance(value, int) and not isinstance(value, bool) and not lo <= value <= hi:
                 yield path, f"{value} is out of the {r['format']} range", "format"
+        elif "limit" in r:
+            broken = _limit_broken(r["limit"], r["value"], value)
+            if broken:
+                yield path, broken, "limit"
         else:
-            ok, error = _cel(r["cel"], value)
-            if error and lenient:
+            ok, error, evaluation = _cel(r["cel"], value)
+            if evaluation:
+                yield path, f"{evaluation} evaluating rule: {r['message']} (CEL rule `{r['cel']}`)", "cel"
+            elif error and lenient:
                 continue
-            if error:
+            elif error:
                 yield path, f"{r['message']} (CEL rule `{r['cel']}` failed: {error})", "cel"
             elif not ok:
                 yield path, f"{r['message']} (CEL rule `{r['cel']}`)", "cel"
+
+
+# x-kubernetes-list-type: apiextensions-apiserver v0.36.3 pkg/apiserver/schema/listtype/validation.go,
+# ValidateListSetsAndMaps, run on every custom resource after its defaults (pkg/registry/customresource/strategy.go).
+
+class _Unspecified:
+    """An item without the key field (listtype's unspecifiedKeyValue)."""
+
+
+_UNSPECIFIED = _Unspecified()
+
+
+def _identity(x: Any) -> Any:
+    """What Go compares: compound values by their JSON, scalars by type and value (true is not 1, 1 is not 1.0)."""
+    if isinstance(x, (dict, list)):
+        return ("json", json.dumps(x, sort_keys=True, separators=(",", ":"), default=str))
+    return (type(x).__name__, x)
+
+
+def _non_unique(values: list) -> list[int]:
+    """validateListSet: the index of the second occurrence of each repeated value (a third is not reported)."""
+    seen: dict = {}
+    out = []
+    for i, x in enumerate(values):
+        key = _identity(x) if x is not _UNSPECIFIED else ("unspecified",)
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] == 2:
+            out.append(i)
+    return out
+
+
+def duplicates(rule: dict, value: Any) -> list[tuple[int, Any]]:
+    """(index, the value the API server names) of each duplicate of a list-type set or map."""
+    if not isinstance(value, list) or len(value) <= 1:
+        return []
+    if rule["list"] == "set":
+        return [(i, value[i]) for i in _non_unique(value)]
+    if not all(x is None or isinstance(x, dict) for x in value):
+        return []      # "must be an object for an array of list-type map": the schema's finding
+    keys, defaults = rule["keys"], rule.get("defaults") or {}
+
+    def field(x, k):
+        if isinstance(x, dict) and k in x:
+            return x[k]
+        return defaults.get(k, _UNSPECIFIED) if isinstance(x, dict) else _UNSPECIFIED
+    if len(keys) == 1:
+        k = keys[0]
+        found = [field(x, k) for x in value]
+        return [(i, {} if found[i] is _UNSPECIFIED else {k: found[i]}) for i in _non_unique(found)]
+    found = [{k: v for k in keys if (v := field(x, k)) is not _UNSPECIFIED} for x in value]
+    return [(i, found[i]) for i in _non_unique(found)]
+
+
+def _go_value(x: Any) -> str:
+    """A value as field.Duplicate prints it: strings quoted, objects as JSON."""
+    return json.dumps(x, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def _limit_broken(limit: str, bound, value) -> str:
+    """The API server's message (k8s.io/apiextensions-apiserver pkg/apiserver/validation, kube-openapi
+    validate: field.TooLong / TooMany / Invalid) when `value` breaks the schema's `limit`, else ''."""
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if limit == "minimum" and number and value < bound:
+        return f"Invalid value: {value}: should be greater than or equal to {bound}"
+    if limit == "maximum" and number and value > bound:
+        return f"Invalid value: {value}: should be less than or equal to {bound}"
+    if limit == "maxLength" and isinstance(value, str) and len(value) > bound:
+        return f"Too long: may not be more than {bound} characters"
+    if limit == "minLength" and isinstance(value, str) and len(value) < bound:
+        return f"Invalid value: should be at least {bound} characters long"
+    if limit == "maxItems" and isinstance(value, list) and len(value) > bound:
+        return f"Too many: {len(value)}: must have at most {bound} items"
+    if limit == "minItems" and isinstance(value, list) and len(value) < bound:
+        return f"Invalid value: should have at least {bound} items"
+    if limit == "maxProperties" and isinstance(value, dict) and len(value) > bound:
+        return f"Too many: {len(value)}: must have at most {bound} properties"
+    if limit == "minProperties" and isinstance(value, dict) and len(value) < bound:
+        return f"Invalid value: should have at least {bound} properties"
+    return ""
 
 
 # Generator command -------------------------------------------------------------

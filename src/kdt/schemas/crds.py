@@ -23,9 +23,16 @@ read as the API server reads it:
   default may be left out and a CEL rule reads the defaulted value;
 - CEL rules (`x-kubernetes-validations`, but those comparing with `oldSelf`,
   which judge updates only) and int32/int64 formats are checked by the engine
-  of the Trainer CRDs (kdt.schemas.crd_rules), leniently: a rule that needs a
-  function of the API server's CEL libraries this engine lacks (`quantity`,
-  `isSorted`, ...) or that cannot be evaluated on the value says nothing.
+  of the Trainer CRDs (kdt.schemas.crd_rules) wherever they sit (the object,
+  nested objects, list items, map values, at any depth), leniently: a rule that
+  needs a function of the API server's CEL libraries this engine lacks
+  (`quantity`, `isSorted`, ...) says nothing, while an evaluation error the API
+  server reports too (`no such key: ...`) is a refusal;
+- `x-kubernetes-list-type: map` (keyed by `x-kubernetes-list-map-keys`) and
+  `set`: two equal items (of a map: equal keys, a key left out counting as its
+  default) are `Duplicate value: ...`, checked after the defaults as the API
+  server does (apiextensions-apiserver v0.36.3 pkg/apiserver/schema/listtype,
+  kdt.schemas.crd_rules.duplicates).
 
 `apiextensions.k8s.io/v1beta1` CRDs, which older repositories still ship, are
 read as the API servers that served them (Kubernetes 1.21 and before) read them:

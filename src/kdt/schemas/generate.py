@@ -32,8 +32,8 @@ import sys
 from pathlib import Path
 
 from .. import versions
-from ..operators import jobset as JS
-from ..operators import trainer_v2 as TV2
+from ..operators.jobset import facts as JS
+from ..operators.trainer_v2 import facts as TV2
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]

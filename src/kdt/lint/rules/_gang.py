@@ -6,7 +6,7 @@ A gang is a number of pods a scheduler waits for before it starts any: a PyTorch
 `minAvailable`, a PodGroup written by hand (Volcano's or the scheduler-plugins coscheduling's
 `minMember`) with the pods that name it, and a StatefulSet's `scheduling.volcano.sh/group-min-member`
 (the PodGroup Volcano's pod-group controller makes for its pods). Facts: kdt.operators.scheduling,
-kdt.operators.volcano.
+kdt.operators.volcano.facts, kdt.operators.scheduler_plugins.facts.
 """
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ from dataclasses import dataclass
 
 from ... import kinds as K
 from ...fields import as_dict, as_int, as_list
-from ...operators import torchft as TFT
-from ...operators import volcano as VO
+from ...operators.torchft import facts as TFT
+from ...operators.scheduler_plugins import facts as SP
+from ...operators.volcano import facts as VO
 from ._torchft import group_pods, setting
 from ._util import replica_specs
 
@@ -50,7 +51,7 @@ def _joining(pool, group: str, name: str, namespace: str) -> int | None:
             if group == VOLCANO_SCHEDULING:
                 joins = as_dict(meta.get("annotations")).get(VO.GROUP_NAME_ANNOTATION) == name
             else:
-                joins = as_dict(meta.get("labels")).get(VO.COSCHEDULING_POD_GROUP_LABEL) == name
+                joins = as_dict(meta.get("labels")).get(SP.COSCHEDULING_POD_GROUP_LABEL) == name
             if joins:
                 found = True
                 total += pt.replicas if pt.replicas is not None else 1
@@ -102,7 +103,7 @@ def gangs(docs, pool) -> list[Gang]:
             pods = _joining(pool, doc.group, doc.name, doc.namespace)
             if pods is not None:
                 how = (f"the pods annotated {VO.GROUP_NAME_ANNOTATION}: {doc.name}" if doc.group == VOLCANO_SCHEDULING
-                       else f"the pods labelled {VO.COSCHEDULING_POD_GROUP_LABEL}: {doc.name}")
+                       else f"the pods labelled {SP.COSCHEDULING_POD_GROUP_LABEL}: {doc.name}")
                 out.append(Gang(doc, ("spec", "minMember"), size, pods, pods, "minMember", how))
         elif K.STATEFULSET.matches(doc):
             ann = as_dict(doc.get(("metadata", "annotations")))

@@ -9,7 +9,7 @@ at all checks nothing and says so only in the rules' documentation.
 `admit` runs Kueue's flavor assignment on an empty cluster (kubernetes-sigs/kueue v0.19.2
 pkg/scheduler/flavorassigner/flavorassigner.go assignFlavors): pod set after pod set, each resource group
 tries its flavors in order and takes the first that matches the pods (taints, node affinity, topology)
-and whose maximum capacity (kdt.expand.kueue.QuotaTree.potential) holds what the Workload's pod sets
+and whose maximum capacity (kdt.operators.kueue.expand.QuotaTree.potential) holds what the Workload's pod sets
 assigned to it so far ask for. A pod set no flavor takes is never admitted, whatever else runs.
 """
 from __future__ import annotations
@@ -18,10 +18,10 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from ... import kinds as K
-from ...expand import kueue as XK
+from ...operators.kueue import expand as XK
 from ...expand.model import Loader
 from ...fields import as_dict, as_list
-from ...operators import kueue as KQ
+from ...operators.kueue import facts as KQ
 
 LOCAL_QUEUE, CLUSTER_QUEUE, COHORT, FLAVOR, TOPOLOGY, WORKLOAD_PRIORITY_CLASS = (
     "LocalQueue", "ClusterQueue", "Cohort", "ResourceFlavor", "Topology", "WorkloadPriorityClass")

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from ... import kinds as K
 from ...documents import Document
 from ...operators import tensorflow as TF
-from ...operators import trainer_v2 as TV2
+from ...operators.trainer_v2 import facts as TV2
 from ..pods import as_int, containers, image_of, pod_templates, runtime_for, trainer_pod
 from ._util import d, lst, trainjobs
 

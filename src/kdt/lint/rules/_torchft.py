@@ -1,7 +1,7 @@
 """Which containers run a torchft replica group (trainkit's --fault-tolerance torchft), and what they say.
 
 Shared by the torchft-* rules and by the rules whose checks change for replica groups (a group's
-torchrun is a world of its own: --nnodes=1 is right there). Facts: kdt.operators.torchft.
+torchrun is a world of its own: --nnodes=1 is right there). Facts: kdt.operators.torchft.facts.
 """
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from ... import kinds as K
-from ...operators import torchft as TFT
-from ...operators import trainer_v2 as TV2
+from ...operators.torchft import facts as TFT
+from ...operators.trainer_v2 import facts as TV2
 from ..pods import all_containers, as_int, command_line, runtime_for, runtime_jobs, trainer_pod
 from ._torchrun import flag
 from ._util import d, lst

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 
 from ... import kinds as K
-from ...operators import training_operator_v1 as TO1
+from ...operators.training_operator_v1 import facts as TO1
 from ...operators.torchrun import LAUNCHERS as _LAUNCHERS, rdzv_conf
 from ..pods import as_int, command_line, runtime_for
 from ._util import d, lst, replica_specs

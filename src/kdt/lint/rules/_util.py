@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from ... import kinds as K
 from ...findings import ERROR, WARNING
-from ...operators import trainer_v2 as TV2
-from ...operators import trainer_v2_webhook as TVW
-from ...operators import training_operator_v1 as TO
+from ...operators.trainer_v2 import facts as TV2
+from ...operators.trainer_v2 import webhook as TVW
+from ...operators.training_operator_v1 import facts as TO
 
 
 def pytorchjobs(docs):

@@ -14,7 +14,7 @@ alone (its pods may come from elsewhere). The gang below the job's world is sche
 Source: kubeflow/trainer v1.9.4 pkg/controller.v1/common/job.go (MinMember = minAvailable);
 volcano-sh/volcano v1.15.1 pkg/webhooks/admission/jobs/validate/admit_job.go, pkg/controllers/podgroup/
 pg_controller_handler.go; kubernetes-sigs/scheduler-plugins v0.34.7 pkg/coscheduling/core/core.go
-(PreFilter); kdt.operators.volcano.
+(PreFilter); kdt.operators.volcano.facts.
 """
 from __future__ import annotations
 

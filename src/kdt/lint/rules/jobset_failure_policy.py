@@ -12,11 +12,11 @@ MaxFailedIndexesExceeded or PodFailurePolicy; `targetReplicatedJobs` exist.
 
 Source: jobset v0.10.1 and v0.12.0 (the releases Trainer 2.1.0 and 2.3.0 ship)
 pkg/webhooks/jobset_webhook.go validateFailurePolicy, validOnJobFailureReasons;
-api/jobset/v1alpha2/jobset_types.go FailurePolicyAction (kdt.operators.jobset.RELEASES).
+api/jobset/v1alpha2/jobset_types.go FailurePolicyAction (kdt.operators.jobset.facts.RELEASES).
 """
 from ... import kinds as K
 from ...findings import ERROR
-from ...operators import jobset as JS
+from ...operators.jobset import facts as JS
 from ._util import d, lst
 
 ID = "jobset-failure-policy"

@@ -9,7 +9,7 @@ checks nothing (kueue-local-queue).
 
 Source: kubernetes-sigs/kueue v0.19.2 pkg/scheduler/flavorassigner/flavorassigner.go
 (checkFlavorForPodSets, flavorSelector); k8s.io/api core/v1 toleration.go (ToleratesTaint);
-kdt.expand.kueue.flavor_mismatch.
+kdt.operators.kueue.expand.flavor_mismatch.
 """
 from __future__ import annotations
 

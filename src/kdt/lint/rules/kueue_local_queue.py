@@ -19,13 +19,13 @@ Source: kubernetes-sigs/kueue v0.19.2 apis/kueue/v1beta2 localqueue_types.go (cl
 clusterqueue_types.go (namespaceSelector: "Defaults to null which is a nothing selector"),
 pkg/cache/scheduler clusterqueue.go (inactive: FlavorNotFound, TopologyNotFound),
 pkg/controller/jobframework/reconciler.go (ExtractPriority: the WorkloadPriorityClass is read when the
-Workload is made); kdt.operators.kueue.
+Workload is made); kdt.operators.kueue.facts.
 """
 from __future__ import annotations
 
 from ... import kinds as K
 from ...findings import ERROR, WARNING
-from ...operators import kueue as KQ
+from ...operators.kueue import facts as KQ
 from ._kueue import (CLUSTER_QUEUE, FLAVOR, LOCAL_QUEUE, TOPOLOGY, WORKLOAD_PRIORITY_CLASS, local_queues_for,
                      queue_objects, selector_admits)
 from ._util import d, lst

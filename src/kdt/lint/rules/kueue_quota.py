@@ -16,13 +16,13 @@ finding is a warning. A run with no ClusterQueue checks nothing (kueue-local-que
 Source: kubernetes-sigs/kueue v0.19.2 pkg/scheduler/flavorassigner/flavorassigner.go (assignFlavors,
 findFlavorForPodSets, fitsResourceQuota), pkg/cache/scheduler/resource_node.go (potentialAvailable,
 localQuota, accumulateFromChild), pkg/workload/workload.go (totalRequestsFromPodSets),
-pkg/workload/resources.go (UseLimitsAsMissingRequestsInPod); kdt.expand.kueue.
+pkg/workload/resources.go (UseLimitsAsMissingRequestsInPod); kdt.operators.kueue.expand.
 """
 from __future__ import annotations
 
 from ... import kinds as K
 from ...findings import ERROR, WARNING
-from ...operators import kueue as KQ
+from ...operators.kueue import facts as KQ
 from ._kueue import QUOTA, pod_set_path, refusals
 
 ID = "kueue-quota"

@@ -21,7 +21,7 @@ import re
 
 from ... import kinds as K
 from ...findings import ERROR, WARNING
-from ...operators import kueue as KQ
+from ...operators.kueue import facts as KQ
 from ._kueue import TOPOLOGY_MISMATCH, pod_set_path, refusals
 from ._util import d
 

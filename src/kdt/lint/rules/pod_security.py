@@ -13,7 +13,7 @@ operator's built-in template, which has no securityContext) and a TrainJob merge
 (overrides, patches). The finding sits on the field of the source document, and says "injected by
 ..." when the field is not in the file; a breach a TrainJob's patch causes is reported on the
 TrainJob, one in the runtime's own template on the runtime. What JobSet and its Jobs add to a pod
-(labels, annotations, hostname, subdomain, the completion index env: kdt/expand/jobset.py) is read by
+(labels, annotations, hostname, subdomain, the completion index env: kdt/operators/jobset/expand.py) is read by
 no control, so their templates are judged as written.
 
 Each finding names the control and words the field as the admission plugin does

@@ -6,7 +6,7 @@ bounds; min above max is an impossible range.
 Source: training-operator v1.8/v1.9 pkg/controller.v1/pytorch/elastic.go generateEnvNNodes, hpa.go.
 """
 from ...findings import ERROR, WARNING
-from ...operators import training_operator_v1 as TO
+from ...operators.training_operator_v1 import facts as TO
 from ..pods import as_int
 from ._util import d, pytorchjobs, replica_specs
 

@@ -8,7 +8,7 @@ Source: training-operator v1.8/v1.9 pkg/controller.v1/pytorch/envvar.go setPodEn
 added whenever a Master exists) and elastic.go (rendezvous on `<job>-worker-0`).
 """
 from ...findings import WARNING
-from ...operators import training_operator_v1 as TO
+from ...operators.training_operator_v1 import facts as TO
 from ._util import pytorchjobs, replica_specs
 
 ID = "pytorchjob-elastic-master"

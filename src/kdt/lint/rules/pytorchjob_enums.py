@@ -4,7 +4,7 @@ Source: training-operator v1.8/v1.9 pkg/apis/kubeflow.org/v1/common_types.go Cle
 pkg/apis/kubeflow.org/v1/pytorch_types.go RDZVBackend.
 """
 from ...findings import ERROR
-from ...operators import training_operator_v1 as TO
+from ...operators.training_operator_v1 import facts as TO
 from ._util import pytorchjobs
 
 ID = "pytorchjob-enums"

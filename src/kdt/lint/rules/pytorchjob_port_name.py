@@ -9,7 +9,7 @@ Source: training-operator v1.8/v1.9 pkg/apis/kubeflow.org/v1/pytorch_types.go (P
 PytorchJobDefaultPort), pytorch_defaults.go setPytorchDefaultPort, pkg/controller.v1/pytorch/envvar.go.
 """
 from ...findings import WARNING
-from ...operators import training_operator_v1 as TO
+from ...operators.training_operator_v1 import facts as TO
 from ._util import d, lst, pytorchjobs, replica_specs
 
 ID = "pytorchjob-port-name"

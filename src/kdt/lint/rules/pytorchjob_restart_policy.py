@@ -3,7 +3,7 @@
 Source: training-operator v1.8/v1.9 pkg/apis/kubeflow.org/v1/common_types.go RestartPolicy.
 """
 from ...findings import ERROR
-from ...operators import training_operator_v1 as TO
+from ...operators.training_operator_v1 import facts as TO
 from ._util import d, pytorchjobs, replica_specs
 
 ID = "pytorchjob-restart-policy"

@@ -19,7 +19,7 @@ from __future__ import annotations
 from ... import kinds as K
 from ...findings import ERROR, WARNING
 from ...operators import scheduling as S
-from ...operators import trainer_v2 as TV2
+from ...operators.trainer_v2 import facts as TV2
 from ..pods import pod_templates
 from ._util import d
 

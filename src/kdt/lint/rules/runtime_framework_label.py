@@ -7,7 +7,7 @@ Source: trainer v2.1/v2.3 manifests/base/runtimes/*.yaml (label on every runtime
 pkg/constants (framework label used by the SDK's list_runtimes).
 """
 from ...findings import WARNING
-from ...operators import trainer_v2 as TV2
+from ...operators.trainer_v2 import facts as TV2
 from ._util import runtimes
 
 ID = "runtime-framework-label"

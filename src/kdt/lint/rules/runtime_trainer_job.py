@@ -13,7 +13,7 @@ Source: trainer v2.1/v2.3 pkg/webhooks/trainingruntime_webhook.go validateReplic
 pkg/constants/constants.go (LabelTrainJobAncestor, Node); plugins/torch/torch.go.
 """
 from ...findings import ERROR
-from ...operators import trainer_v2 as TV2
+from ...operators.trainer_v2 import facts as TV2
 from ._util import d, is_torch_runtime, lst, rejections_of, runtimes
 
 ID = "runtime-trainer-job"

@@ -12,7 +12,7 @@ gang-min-member. A job of torchft replica groups needs only its fewest groups
 (`TRAINKIT_FT_MIN_GROUPS`, default 1): the others join, and heal, when they are scheduled.
 
 Source: training-operator pkg/controller.v1/common/job.go (MinMember from minAvailable, else the sum of
-replicas); volcano-sh/volcano v1.15.1 (kdt.operators.volcano); kdt.operators.scheduling.
+replicas); volcano-sh/volcano v1.15.1 (kdt.operators.volcano.facts); kdt.operators.scheduling.
 """
 from __future__ import annotations
 

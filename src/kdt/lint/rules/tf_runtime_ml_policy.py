@@ -13,7 +13,7 @@ Source: kubeflow/trainer pkg/runtime/framework/plugins/plainml/plainml.go,
 plugins/torch/torch.go, plugins/mpi/mpi.go.
 """
 from ...findings import WARNING
-from ...operators import trainer_v2 as TV2
+from ...operators.trainer_v2 import facts as TV2
 from ._tf import runs_tensorflow
 from ._util import d, runtimes
 

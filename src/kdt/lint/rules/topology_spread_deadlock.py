@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from ... import kinds as K
 from ...findings import ERROR
-from ...operators import trainer_v2 as TV2
+from ...operators.trainer_v2 import facts as TV2
 from ..pods import as_int, pod_templates, runtime_for, trainer_pod
 from ._own_pods import labels_of, selects
 from ._util import d, lst, trainjobs

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from ... import kinds as K
 from ...findings import ERROR, WARNING
-from ...operators import jobset as JS
+from ...operators.jobset import facts as JS
 from ..pods import as_int
 from ._torchft import group_pods
 from ._util import d

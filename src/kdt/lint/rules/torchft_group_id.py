@@ -24,8 +24,8 @@ import re
 from ... import kinds as K
 from ...findings import ERROR
 from ...operators import injection as INJ
-from ...operators import jobset as JS
-from ...operators import torchft as TFT
+from ...operators.jobset import facts as JS
+from ...operators.torchft import facts as TFT
 from ._torchft import group_pods, setting
 
 ID = "torchft-group-id"

@@ -18,7 +18,7 @@ import ipaddress
 
 from ... import kinds as K
 from ...findings import ERROR, WARNING
-from ...operators import torchft as TFT
+from ...operators.torchft import facts as TFT
 from ..pods import all_containers
 from ._torchft import group_pods, lighthouse_url, runs_lighthouse, url_host_port
 from ._util import d, lst

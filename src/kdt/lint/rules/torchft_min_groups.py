@@ -18,7 +18,7 @@ import re
 
 from ... import kinds as K
 from ...findings import ERROR
-from ...operators import torchft as TFT
+from ...operators.torchft import facts as TFT
 from ..pods import all_containers, as_int, command_line
 from ._torchft import group_pods, lighthouse_url, runs_lighthouse, setting, url_host_port
 from ._torchrun import env_value, flag

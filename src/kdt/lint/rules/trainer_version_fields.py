@@ -10,7 +10,7 @@ Source: trainer v2.1.0 and v2.3.0 manifests/base/crds/trainer.kubeflow.org_train
 v2.1 pkg/runtime/framework/plugins/torch/torch.go Validate (auto/cpu/gpu).
 """
 from ...findings import ERROR
-from ...operators import trainer_v2 as TV2
+from ...operators.trainer_v2 import shapes as SH
 from ._util import trainjobs
 
 ID = "trainer-version-fields"
@@ -21,23 +21,24 @@ WHY = ("The API server refuses or prunes fields of the other release: the overri
 
 def check(docs, ctx):
     v = ctx.trainer_version
-    new = TV2.has_runtime_patches(v)
+    shape = SH.of(v)
+    new = not shape.proc_words         # 2.2+: numProcPerNode an integer only
     for job in trainjobs(docs):
         spec = job.get(("spec",)) or {}
         if not isinstance(spec, dict):
             continue
-        if new and "podTemplateOverrides" in spec:
-            yield job.finding(ID, f"podTemplateOverrides is a Trainer 2.1 field; Trainer {v} uses runtimePatches",
-                              ("spec", "podTemplateOverrides"))
-        if not new and "runtimePatches" in spec:
-            yield job.finding(ID, f"runtimePatches needs Trainer 2.2 or later (this target is for {v}: "
-                                  "use podTemplateOverrides)", ("spec", "runtimePatches"))
+        for other in SH.SHAPES:
+            if other.pod_changes != shape.pod_changes and other.pod_changes in spec:
+                yield job.finding(ID, f"{other.pod_changes} is a Trainer {other.label} field; Trainer {v} uses "
+                                      f"{shape.pod_changes}" if other.first < shape.first else
+                                  f"{other.pod_changes} needs Trainer {other.label.rstrip('+')} or later (this target "
+                                  f"is for {v}: use {shape.pod_changes})", ("spec", other.pod_changes))
         npp = job.get(("spec", "trainer", "numProcPerNode"))
         path = ("spec", "trainer", "numProcPerNode")
         if isinstance(npp, str):
             if new:
                 yield job.finding(ID, f"numProcPerNode {npp!r}: Trainer {v} takes an integer only "
                                       "(leave it out for auto)", path)
-            elif npp not in TV2.NUM_PROC_PER_NODE_WORDS_21 and not npp.isdigit():
+            elif npp not in shape.proc_words and not npp.isdigit():
                 yield job.finding(ID, f"numProcPerNode {npp!r} must be an integer or one of "
-                                      f"{', '.join(TV2.NUM_PROC_PER_NODE_WORDS_21)}", path)
+                                      f"{', '.join(shape.proc_words)}", path)

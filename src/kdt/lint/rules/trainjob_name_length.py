@@ -10,8 +10,8 @@ pkg/util/placement GenPodName.
 """
 from ... import kinds as K
 from ...findings import ERROR
-from ...operators import jobset as JS
-from ...operators import trainer_v2 as TV2
+from ...operators.jobset import facts as JS
+from ...operators.trainer_v2 import facts as TV2
 from ..pods import as_int, runtime_for, runtime_jobs
 from ._util import d, lst, trainjobs
 

@@ -10,7 +10,7 @@ Source: trainer v2.1.0/v2.3.0 pkg/constants/constants.go TorchRunReservedEnvName
 pkg/runtime/framework/plugins/torch/torch.go Validate.
 """
 from ...findings import ERROR, WARNING
-from ...operators import trainer_v2 as TV2
+from ...operators.trainer_v2 import facts as TV2
 from ._util import d, lst, trainjob_rejections, trainjobs
 
 ID = "trainjob-reserved-env"

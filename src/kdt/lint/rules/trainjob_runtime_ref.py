@@ -11,7 +11,7 @@ Source: trainer v2.1/v2.3 pkg/apis/trainer/v1alpha1/trainjob_types.go RuntimeRef
 manifests/base/runtimes (upstream runtime names).
 """
 from ...findings import ERROR, WARNING
-from ...operators import trainer_v2 as TV2
+from ...operators.trainer_v2 import facts as TV2
 from ..pods import runtime_for
 from ._util import d, runtimes, trainjobs
 

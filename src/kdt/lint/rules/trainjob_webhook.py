@@ -14,7 +14,7 @@ runtime (the merge preview reports the same refusals, and creates nothing for su
 - an empty Volcano queue annotation on a Volcano runtime.
 
 Source: trainer v2.1.0 / v2.3.0 pkg/runtime/framework/plugins/torch/torch.go, torchtune.go,
-plugins/jobset/jobset.go, plugins/volcano/volcano.go (Validate); kdt.operators.trainer_v2_webhook.webhook_rejections.
+plugins/jobset/jobset.go, plugins/volcano/volcano.go (Validate); kdt.operators.trainer_v2.webhook.webhook_rejections.
 """
 from ...findings import ERROR
 from ._util import trainjob_rejections

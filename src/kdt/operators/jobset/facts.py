@@ -1,0 +1,336 @@
+"""JobSet (`jobset.x-k8s.io/v1alpha2`): what Trainer v2 renders a runtime into.
+
+Facts read from kubernetes-sigs/jobset at the releases the Trainer releases ship (kdt.versions.JOBSET:
+Trainer 2.1.0 ships v0.10.1, 2.3.0 ships v0.12.0, their go.mod); paths are relative to that repository.
+"""
+from __future__ import annotations
+
+import copy
+import hashlib
+import re
+from dataclasses import dataclass
+
+from ... import versions
+from ...fields import as_int
+
+GROUP = "jobset.x-k8s.io"
+KIND = "JobSet"
+API_VERSION = "jobset.x-k8s.io/v1alpha2"
+
+
+# ---------------------------------------------------------------- failure policy, per JobSet release
+@dataclass(frozen=True)
+class FailureAction:
+    """What one FailurePolicyAction does (pkg/controllers/failure_policy.go actionFunctionMap and its appliers)."""
+    name: str
+    restarts: str                 # "none": the JobSet fails; "jobset": every Job recreated; "job": the failed Job
+    counts_toward_max: bool       # whether the restart counts toward failurePolicy.maxRestarts
+    feature_gate: str = ""        # a feature gate the JobSet controller needs for it (webhook rejects it otherwise)
+
+
+FAIL_JOBSET = FailureAction("FailJobSet", "none", False)
+RESTART_JOBSET = FailureAction("RestartJobSet", "jobset", True)
+RESTART_JOBSET_IGNORE_MAX = FailureAction("RestartJobSetAndIgnoreMaxRestarts", "jobset", False)
+# v0.12.0 pkg/features/features.go: RestartJob (alpha, default off) "recreating only the failed Job"; the
+# webhook (jobset_webhook.go) refuses these actions while the gate is off, and a replicated job of more
+# than 1024 replicas (maxReplicasPerReplicatedJob) with them.
+RESTART_JOB = FailureAction("RestartJob", "job", True, "RestartJob")
+RESTART_JOB_IGNORE_MAX = FailureAction("RestartJobAndIgnoreMaxRestarts", "job", False, "RestartJob")
+RESTART_JOB_MAX_REPLICAS = 1024
+
+
+@dataclass(frozen=True)
+class Release:
+    """What a JobSet release offers a failure policy (api/jobset/v1alpha2/jobset_types.go
+    FailurePolicyAction and JobSetRestartStrategy at that tag; pkg/features/features.go gates, with defaults)."""
+    name: str
+    actions: tuple[FailureAction, ...]
+    restart_strategies: tuple[str, ...]
+    feature_gates: tuple[tuple[str, bool], ...] = ()   # (gate, default)
+
+    def action(self, name: str) -> FailureAction | None:
+        return next((a for a in self.actions if a.name == name), None)
+
+
+RELEASES = {
+    "v0.10.1": Release("v0.10.1", (FAIL_JOBSET, RESTART_JOBSET, RESTART_JOBSET_IGNORE_MAX),
+                       ("Recreate", "BlockingRecreate")),
+    "v0.12.0": Release("v0.12.0", (FAIL_JOBSET, RESTART_JOBSET, RESTART_JOBSET_IGNORE_MAX, RESTART_JOB,
+                                   RESTART_JOB_IGNORE_MAX),
+                       ("Recreate", "BlockingRecreate", "InPlaceRestart"),
+                       (("RestartJob", False), ("InPlaceRestart", False))),
+}
+# failure_policy.go defaultFailurePolicyRuleAction: a failed Job no rule matches restarts the JobSet; without
+# a failurePolicy the JobSet fails at once (executeFailurePolicy: FailedJobs).
+DEFAULT_ACTION = RESTART_JOBSET
+# jobset_types.go FailurePolicy.restartStrategy: "Defaults to Recreate" (every Job recreated as soon as its
+# previous iteration is deleted); BlockingRecreate waits until every old Job is gone; InPlaceRestart (v0.12.0,
+# gate InPlaceRestart, off by default; the webhook refuses it while off) restarts healthy pods in place.
+DEFAULT_RESTART_STRATEGY = "Recreate"
+# failure_policy.go (v0.10.1, v0.12.0) and pkg/constants/constants.go: the JobSet's Failed condition reasons.
+REASON_FAILED_JOBS = "FailedJobs"
+REASON_FAIL_JOBSET_ACTION = "FailJobSetFailurePolicyAction"
+
+
+def release_for_trainer(trainer_release: str) -> Release:
+    """The JobSet release a Trainer release of kdt.versions.TRAINER ships (kdt.versions.JOBSET; another release is
+    first mapped to the one it is checked as, kdt.operators.trainer_v2.shapes.checked_as). A release missing from
+    JOBSET is an error, never another release's JobSet."""
+    key = ".".join(str(trainer_release).lstrip("v").split(".")[:2])
+    if key not in versions.JOBSET:
+        raise KeyError(f"Trainer {key}: no JobSet release in kdt.versions.JOBSET (each release of TRAINER needs one)")
+    return RELEASES[versions.JOBSET[key]]
+
+
+def failure_actions(trainer_release: str) -> tuple[str, ...]:
+    """FailurePolicyAction names of the JobSet a Trainer release ships (2.1: FailJobSet, RestartJobSet,
+    RestartJobSetAndIgnoreMaxRestarts; 2.3 adds RestartJob, RestartJobAndIgnoreMaxRestarts)."""
+    return tuple(a.name for a in release_for_trainer(trainer_release).actions)
+
+
+def admission_defaults(data: dict) -> dict:
+    """The JobSet as the API server validates it: after the JobSet webhook's defaulting.
+
+    pkg/webhooks/jobset_webhook.go Default(): a failure-policy rule without a name
+    is named `failurePolicyRule<i>` (the CRD's own text: "The name is defaulted to
+    'failurePolicyRuleN'"), so a missing name is no error on a JobSet. Runtimes
+    embed the same type but no webhook defaults it there: their rules need names.
+    """
+    spec = data.get("spec") if isinstance(data, dict) else None
+    if not isinstance(spec, dict) or not _unnamed_rules(spec):
+        return data
+    out = copy.deepcopy(data)
+    _name_rules(out["spec"])
+    return out
+
+
+def _unnamed_rules(spec: dict) -> list[int]:
+    rules = spec.get("failurePolicy", {}).get("rules") if isinstance(spec.get("failurePolicy"), dict) else None
+    return [i for i, r in enumerate(rules if isinstance(rules, list) else []) if isinstance(r, dict) and not r.get("name")]
+
+
+def _name_rules(spec: dict) -> list[tuple[tuple, str]]:
+    """Default(): each unnamed failure-policy rule named `failurePolicyRule<i>`; (path, name) of each."""
+    out = []
+    for i in _unnamed_rules(spec):
+        name = spec["failurePolicy"]["rules"][i]["name"] = f"failurePolicyRule{i}"
+        out.append((("failurePolicy", "rules", i, "name"), name))
+    return out
+
+
+# pkg/webhooks/jobset_webhook.go validOnJobFailureReasons (batch/v1 Job condition reasons).
+FAILURE_REASONS = ("BackoffLimitExceeded", "DeadlineExceeded", "FailedIndexes",
+                   "MaxFailedIndexesExceeded", "PodFailurePolicy")
+# pkg/webhooks/jobset_webhook.go minRuleNameLength / maxRuleNameLength / ruleNameFmt;
+# rule names must also be unique.
+RULE_NAME_MIN = 1
+RULE_NAME_MAX = 128
+RULE_NAME = re.compile(r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
+
+# pkg/webhooks/jobset_webhook.go: names must be DNS-1035 labels of at most 63
+# characters ("pod names generated for this JobSet will exceed 63 characters").
+MAX_NAME = 63
+POD_SUFFIX = 6   # "-abcde": the random suffix the webhook adds when checking pod names
+
+
+def job_name(jobset: str, replicated_job: str, job_index: int) -> str:
+    """pkg/util/placement GenJobName: `<jobset>-<rjob>-<jobIdx>`."""
+    return f"{jobset}-{replicated_job}-{job_index}"
+
+
+def pod_name(jobset: str, replicated_job: str, job_index: int, pod_index: int) -> str:
+    """Longest pod name the webhook checks: GenPodName `<jobset>-<rjob>-<jobIdx>-<podIdx>` plus `-abcde`."""
+    return f"{jobset}-{replicated_job}-{job_index}-{pod_index}" + "-abcde"
+
+
+# Labels (and annotations) the JobSet controller puts on every pod of a JobSet
+# (api/jobset/v1alpha2/jobset_types.go JobSetNameKey, ReplicatedJobNameKey,
+# JobIndexKey; pkg/controllers/jobset_controller.go labelAndAnnotateObject). A pod
+# reads them through the downward API (fieldRef metadata.labels['...']).
+LABEL_JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
+LABEL_REPLICATED_JOB = "jobset.sigs.k8s.io/replicatedjob-name"
+LABEL_JOB_INDEX = "jobset.sigs.k8s.io/job-index"
+
+
+def subdomain(jobset_spec: dict, jobset_name: str) -> str:
+    """The pods' DNS subdomain: spec.network.subdomain, default the JobSet's name (jobset_types.go Network)."""
+    net = jobset_spec.get("network") if isinstance(jobset_spec, dict) else None
+    sub = net.get("subdomain") if isinstance(net, dict) else None
+    return str(sub) if sub else jobset_name
+# api/jobset/v1alpha2/jobset_types.go RestartsKey: the restart attempt a pod belongs to; a JobSet
+# restart (failurePolicy) deletes every Job and recreates them with the attempt + 1.
+LABEL_RESTART_ATTEMPT = "jobset.sigs.k8s.io/restart-attempt"
+# v0.12.0 pkg/constants/constants.go JobRestartAttemptKey (with the RestartJob gate): a Job's own restarts.
+LABEL_JOB_RESTART_ATTEMPT = "jobset.sigs.k8s.io/job-restart-attempt"
+
+# The Job controller (kubernetes pkg/controller/job/indexed_job_utils.go, Kubernetes 1.28+) for an Indexed
+# Job (the completion mode the JobSet webhook defaults, pkg/webhooks/jobset_webhook.go Default): each
+# pod carries its index as annotation and label `batch.kubernetes.io/job-completion-index` and as env
+# JOB_COMPLETION_INDEX; the label `batch.kubernetes.io/job-name` names its Job.
+COMPLETION_INDEX_KEY = "batch.kubernetes.io/job-completion-index"
+LABEL_JOB_NAME = "batch.kubernetes.io/job-name"
+ENV_COMPLETION_INDEX = "JOB_COMPLETION_INDEX"
+# pkg/apis/batch/v1/defaults.go: a Job's backoffLimit defaults to 6 (pod failures before the Job
+# fails with reason BackoffLimitExceeded; a container restarted in place by restartPolicy OnFailure
+# counts as a failure too).
+JOB_DEFAULT_BACKOFF_LIMIT = 6
+# pkg/webhooks/jobset_webhook.go Default(): a replicated job's pod template without restartPolicy
+# gets OnFailure (a Job refuses Always), and a Job template without completionMode is Indexed.
+DEFAULT_POD_RESTART_POLICY = "OnFailure"
+DEFAULT_COMPLETION_MODE = "Indexed"
+JOB_FAILED_REASON = "BackoffLimitExceeded"
+# api/jobset/v1alpha2/jobset_types.go FailurePolicy.MaxRestarts (default 0) and
+# pkg/controllers/failure_policy.go: a restart that counts toward the maximum is refused once the restarts
+# counted reach maxRestarts (with the RestartJob gate on, JobSet and Job restarts are counted together,
+# totalRestartsCountTowardsMax); the JobSet then fails with reason ReachedMaxRestarts.
+# SuccessPolicy (default operator All over every replicated job): the JobSet completes when all
+# Jobs of the targeted replicated jobs have completed.
+REASON_MAX_RESTARTS = "ReachedMaxRestarts"
+SUCCESS_ALL = "All"
+SUCCESS_ANY = "Any"
+
+
+# ---------------------------------------------------------------- what the JobSet controller creates
+# api/jobset/v1alpha2/jobset_types.go (v0.10.1, v0.12.0): the other keys labelAndAnnotateObject
+# (pkg/controllers/jobset_controller.go) writes, as labels and as annotations, on every Job and on its
+# pod template; the restart keys are pkg/constants/constants.go's.
+LABEL_JOBSET_UID = "jobset.sigs.k8s.io/jobset-uid"
+LABEL_REPLICATED_JOB_REPLICAS = "jobset.sigs.k8s.io/replicatedjob-replicas"
+LABEL_GLOBAL_REPLICAS = "jobset.sigs.k8s.io/global-replicas"
+LABEL_JOB_KEY = "jobset.sigs.k8s.io/job-key"
+LABEL_JOB_GLOBAL_INDEX = "jobset.sigs.k8s.io/job-global-index"
+LABEL_GROUP_NAME = "jobset.sigs.k8s.io/group-name"
+LABEL_GROUP_REPLICAS = "jobset.sigs.k8s.io/group-replicas"
+LABEL_JOB_GROUP_INDEX = "jobset.sigs.k8s.io/job-group-index"
+LABEL_COORDINATOR = "jobset.sigs.k8s.io/coordinator"
+ANNOTATION_EXCLUSIVE = "alpha.jobset.sigs.k8s.io/exclusive-topology"
+ANNOTATION_NODE_SELECTOR_STRATEGY = "alpha.jobset.sigs.k8s.io/node-selector"
+NAMESPACED_JOB_KEY = "alpha.jobset.sigs.k8s.io/namespaced-job"
+NO_SCHEDULE_TAINT_KEY = "alpha.jobset.sigs.k8s.io/no-schedule"
+# jobset_types.go ReplicatedJob.groupName: "+kubebuilder:default=default"; replicas: default 1.
+DEFAULT_GROUP_NAME = "default"
+DEFAULT_REPLICAS = 1
+# The JobSet's UID (labels jobset-uid) is the API server's, unknown before the object exists.
+UID_UNKNOWN = "<uid>"
+
+
+def job_key(namespace: str, job: str) -> str:
+    """jobset_controller.go jobHashKey: the SHA1 hex digest of `<namespace>/<job name>`."""
+    return hashlib.sha1(f"{namespace}/{job}".encode()).hexdigest()
+
+
+def group_of(rjob: dict) -> str:
+    g = rjob.get("groupName") if isinstance(rjob, dict) else None
+    return str(g) if g else DEFAULT_GROUP_NAME
+
+
+def replicas_of(rjob: dict) -> int:
+    return as_int(rjob.get("replicas"), DEFAULT_REPLICAS) if isinstance(rjob, dict) else DEFAULT_REPLICAS
+
+
+def job_labels(jobset: str, namespace: str, spec: dict, k: int, job_index: int, restarts: int = 0,
+               gates: frozenset = frozenset(), annotations: dict | None = None) -> tuple[dict, dict]:
+    """(labels, annotations) labelAndAnnotateObject adds to Job `job_index` of replicated job `k` and to its
+    pod template (v0.10.1, v0.12.0; the job-restart-attempt keys only with v0.12.0's RestartJob gate on).
+    Global and group indices count the replicas of the replicated jobs before it, in spec order
+    (globalJobIndex, globalReplicas, groupJobIndex, groupReplicas); `annotations` are the JobSet's own
+    (its exclusive-topology placement is copied down)."""
+    rjobs = [r for r in (spec.get("replicatedJobs") or []) if isinstance(r, dict)]
+    rjob = rjobs[k]
+    rname, group = str(rjob.get("name")), group_of(rjob)
+    before = sum(replicas_of(r) for r in rjobs[:k])
+    group_before = sum(replicas_of(r) for r in rjobs[:k] if group_of(r) == group)
+    name = job_name(jobset, rname, job_index)
+    keys = {LABEL_JOBSET_NAME: jobset, LABEL_JOBSET_UID: UID_UNKNOWN, LABEL_REPLICATED_JOB: rname,
+            LABEL_RESTART_ATTEMPT: str(restarts)}
+    if "RestartJob" in gates:
+        keys[LABEL_JOB_RESTART_ATTEMPT] = "0"
+    keys.update({LABEL_REPLICATED_JOB_REPLICAS: str(replicas_of(rjob)),
+                 LABEL_GLOBAL_REPLICAS: str(sum(replicas_of(r) for r in rjobs)),
+                 LABEL_JOB_INDEX: str(job_index), LABEL_JOB_KEY: job_key(namespace, name),
+                 LABEL_JOB_GLOBAL_INDEX: str(before + job_index), LABEL_GROUP_NAME: group,
+                 LABEL_GROUP_REPLICAS: str(sum(replicas_of(r) for r in rjobs if group_of(r) == group)),
+                 LABEL_JOB_GROUP_INDEX: str(group_before + job_index)})
+    coord = spec.get("coordinator")
+    if isinstance(coord, dict):
+        keys[LABEL_COORDINATOR] = (f"{jobset}-{coord.get('replicatedJob')}-{coord.get('jobIndex', 0)}-"
+                                   f"{coord.get('podIndex', 0)}.{subdomain(spec, jobset)}")
+    ann = dict(keys)
+    for source in (annotations or {}, ((rjob.get("template") or {}).get("metadata") or {}).get("annotations") or {}):
+        if ANNOTATION_EXCLUSIVE in source:
+            ann[ANNOTATION_EXCLUSIVE] = source[ANNOTATION_EXCLUSIVE]
+            if ANNOTATION_NODE_SELECTOR_STRATEGY in source:
+                ann[ANNOTATION_NODE_SELECTOR_STRATEGY] = source[ANNOTATION_NODE_SELECTOR_STRATEGY]
+    return keys, ann
+
+
+# pkg/webhooks/jobset_webhook.go Default (v0.10.1, v0.12.0): what the mutating webhook sets on a JobSet.
+DEFAULT_COMPLETION_MODE = "Indexed"
+DEFAULT_SUCCESS_OPERATOR = "All"
+DEFAULT_STARTUP_ORDER = "AnyOrder"
+
+
+def defaulted_spec(spec: dict) -> list[tuple[tuple, object]]:
+    """(path in the spec, value) for each default the JobSet webhook writes (Default): success policy
+    All, startup policy AnyOrder, each Job Indexed with pod restartPolicy OnFailure, DNS hostnames and
+    publishNotReadyAddresses on, failure-policy rule names. Mutates `spec`."""
+    out: list[tuple[tuple, object]] = []
+
+    def put(parent: dict, key: str, value, path: tuple) -> None:
+        if parent.get(key) is None:
+            parent[key] = value
+            out.append((path + (key,), value))
+    put(spec, "successPolicy", {"operator": DEFAULT_SUCCESS_OPERATOR}, ())
+    put(spec, "startupPolicy", {"startupPolicyOrder": DEFAULT_STARTUP_ORDER}, ())
+    for k, rj in enumerate(spec.get("replicatedJobs") or []):
+        if not isinstance(rj, dict):
+            continue
+        tmpl = rj.setdefault("template", {})
+        jspec = tmpl.setdefault("spec", {}) if isinstance(tmpl, dict) else {}
+        put(jspec, "completionMode", DEFAULT_COMPLETION_MODE, ("replicatedJobs", k, "template", "spec"))
+        pod = jspec.setdefault("template", {}).setdefault("spec", {})
+        if not pod.get("restartPolicy"):
+            pod["restartPolicy"] = DEFAULT_POD_RESTART_POLICY
+            out.append((("replicatedJobs", k, "template", "spec", "template", "spec", "restartPolicy"),
+                        DEFAULT_POD_RESTART_POLICY))
+    net = spec.get("network") if isinstance(spec.get("network"), dict) else None
+    if net is None:
+        net = spec["network"] = {}
+    put(net, "enableDNSHostnames", True, ("network",))
+    put(net, "publishNotReadyAddresses", True, ("network",))
+    out += _name_rules(spec)
+    return out
+
+
+def headless_service(jobset: str, namespace: str, spec: dict) -> dict | None:
+    """jobset_controller.go createHeadlessSvcIfNecessary: with DNS hostnames on, a Service named the
+    subdomain (default the JobSet's name), clusterIP None, selecting the JobSet's pods by jobset-name,
+    publishNotReadyAddresses from the network (default true)."""
+    net = spec.get("network") if isinstance(spec.get("network"), dict) else {}
+    if net.get("enableDNSHostnames") is False:
+        return None
+    meta = {"name": subdomain(spec, jobset)}
+    if namespace:
+        meta["namespace"] = namespace
+    pnra = net.get("publishNotReadyAddresses")
+    return {"apiVersion": "v1", "kind": "Service", "metadata": meta,
+            "spec": {"clusterIP": "None", "selector": {LABEL_JOBSET_NAME: jobset},
+                     "publishNotReadyAddresses": True if pnra is None else bool(pnra)}}
+
+
+# pkg/controllers/jobset_controller.go (v0.10.1, v0.12.0) managedByExternalController: a JobSet whose
+# spec.managedBy is set to anything but this controller's name is left to that controller.
+CONTROLLER_NAME = "jobset.sigs.k8s.io/jobset-controller"
+
+
+def claim_volume_names(spec: dict) -> frozenset:
+    """The volumes the JobSet controller adds to its Jobs' pods: one per volumeClaimPolicies template that a
+    container mounts, named after the template (jobset v0.12.0 pkg/controllers/volume_claim_policy.go
+    addVolumes, called by jobset_controller.go constructJob), so such a mount needs no volume of its own."""
+    names = set()
+    for policy in spec.get("volumeClaimPolicies") or [] if isinstance(spec, dict) else []:
+        for t in (policy.get("templates") or []) if isinstance(policy, dict) else []:
+            name = (t.get("metadata") or {}).get("name") if isinstance(t, dict) and isinstance(t.get("metadata"), dict) else None
+            if isinstance(name, str):
+                names.add(name)
+    return frozenset(names)
