@@ -30,7 +30,7 @@ metadata:
 spec:
   mlPolicy:
     numNodes: 2
-    torch: {numProcPerNode: 1}
+    torch: {}
   template:
     spec:
       replicatedJobs:
@@ -71,9 +71,15 @@ def _docs(text: str, name: str = "live-fixture.yaml"):
     return docs
 
 
-def _apply_dry(live, text: str) -> subprocess.CompletedProcess:
-    return live.kubectl("apply", "--server-side", "--dry-run=server", "--field-manager=kdt-test", "-f", "-",
-                        input=text, check=False)
+def _create_dry(live, text: str) -> subprocess.CompletedProcess:
+    """`kubectl create --dry-run=server`: the API server's validation and admission, as `kubectl create` and
+    client-side `kubectl apply` meet them (server-side apply refuses some earlier, building its typed patch)."""
+    return live.kubectl("create", "--dry-run=server", "-f", "-", input=text, check=False)
+
+
+def _options():
+    from kdt import cluster as cluster_file
+    return cluster_file.load().options
 
 
 def _errors(text: str, name: str = "live-fixture.yaml"):
@@ -85,7 +91,7 @@ def test_trainjob_the_controller_creates_is_the_preview(live):
     order the merge gives), its Jobs and pods, the runtime snapshot ConfigMap: field by field."""
     c = live("2.3")
     docs = _docs(RUNTIME + "---\n" + TRAINJOB)
-    res = judge(c, "live-trainjob", docs, "2.3", namespace="kdt-live-tj")
+    res = judge(c, "live-trainjob", docs, "2.3", namespace="kdt-live-tj", options=_options())
     try:
         jobset = c.get_json("jobset", "kdt-live-job", "-n", "kdt-live-tj")
         assert jobset["spec"].get("suspend") is False          # the live fact the preview must show
@@ -118,7 +124,7 @@ spec:
           containers: [{name: pytorch, image: ghcr.io/example/trainer:1, command: [python, train.py]}]
 """
     docs = _docs(text)
-    res = judge(c, "live-ptj", docs, "2.3", namespace="kdt-live-ptj")
+    res = judge(c, "live-ptj", docs, "2.3", namespace="kdt-live-ptj", options=_options())
     try:
         assert res.objects >= 5 and not res.missing and not res.extra, (res.missing, res.extra)
         assert not res.unexplained, "\n".join(f"{d.kind} {d.name} {d.path}: preview {d.preview!r} live {d.live!r}"
@@ -148,7 +154,7 @@ spec:
           properties:
             spec: {type: strign}
 """
-    proc = _apply_dry(live("2.3"), crd)
+    proc = _create_dry(live("2.3"), crd)
     assert proc.returncode != 0 and "strign" in proc.stderr
     assert _errors(crd), "kdt accepts a CRD the API server refuses"
 
@@ -166,7 +172,7 @@ spec:
     - name: w
       template: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}}
 """
-    proc = _apply_dry(live("2.3"), js)
+    proc = _create_dry(live("2.3"), js)
     assert proc.returncode != 0 and "Duplicate value" in proc.stderr, proc.stderr
     assert any("Duplicate" in f.message or "duplicate" in f.message for f in _errors(js)), _errors(js)
 
@@ -187,7 +193,7 @@ spec:
             - {name: cpu, nominalQuota: 1}
             - {name: memory, nominalQuota: 1Gi}
 """
-    proc = _apply_dry(live("2.3"), cq)
+    proc = _create_dry(live("2.3"), cq)
     assert proc.returncode != 0, "the API server accepted it"
     assert _errors(cq), "kdt accepts a ClusterQueue the CRD's CEL rule refuses: " + proc.stderr[-300:]
 
@@ -205,10 +211,14 @@ spec:
         - {containerPort: 8080}
         - {containerPort: 8080}
 """
-    proc = _apply_dry(live("2.3"), pod)
+    proc = _create_dry(live("2.3"), pod)
     assert proc.returncode == 0 and "Warning:" in proc.stderr, proc.stderr
+    # server-side apply refuses the same pod: its typed patch keys ports by (containerPort, protocol)
+    ssa = live("2.3").kubectl("apply", "--server-side", "--dry-run=server", "-f", "-", input=pod, check=False)
+    assert ssa.returncode != 0 and "duplicate entries for key" in ssa.stderr, ssa.stderr
     warnings = [f for f in validate_documents(_docs(pod)) if f.level == "warning"]
-    assert any("8080" in f.message for f in warnings), warnings
+    # the API server's own warning, path and words (pkg/api/pod/warnings.go)
+    assert any(f"{f.path}: {f.message}" in proc.stderr for f in warnings), (warnings, proc.stderr)
 
 
 def test_a_component_that_dies_is_named_and_nothing_is_left(tmp_path):

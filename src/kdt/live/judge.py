@@ -35,12 +35,16 @@ _ORDER = {"Namespace": 0, "CustomResourceDefinition": 0, "PriorityClass": 1, "Cl
           "Role": 1, "RoleBinding": 1, "ClusterRole": 1, "ClusterRoleBinding": 1, "Service": 2}
 _JOB_KINDS = {"PyTorchJob", "TrainJob", "JobSet", "Job", "StatefulSet", "Deployment", "TFJob", "MPIJob"}
 
-#: differences with a known cause: (kind or "*", JSON path regex, cause). Each row says why the preview
-#: and the cluster may differ there and still both be right.
-EXPLAINED: list[tuple[str, str, str]] = [
+#: differences with a known cause: (kind or "*", JSON path regex, cause, only where the preview has no value).
+#: Each row says why the preview and the cluster may differ there and still both be right.
+EXPLAINED: list[tuple[str, str, str, bool]] = [
     ("Pod", r"^metadata\.labels\.controller-revision-hash$",
      "the StatefulSet's current ControllerRevision (<set>-<hash of its template>, kubernetes "
-     "pkg/controller/statefulset/stateful_set_utils.go setPodRevision): a name the cluster assigns"),
+     "pkg/controller/statefulset/stateful_set_utils.go setPodRevision): a name the cluster assigns", True),
+    ("ConfigMap", r"^data\.runtime\.",
+     "Trainer 2.3's runtime snapshot (pkg/runtime/core/snapshot.go) is the runtime as the API server stored it, "
+     "its CRD's defaults applied (replicatedJobs[].replicas 1, groupName default) and marshalled from Go's "
+     "types (empty structs as {}); the preview writes the runtime as rendered", True),
 ]
 
 # what a cluster assigns: never compared
@@ -116,7 +120,7 @@ def _replace_generated(value, uids: dict):
         return [_replace_generated(v, uids) for v in value]
     if isinstance(value, str):
         if _UID.match(value):
-            return uids.get(value, "<uid>")
+            return "<uid>"
         m = _GENERATED.match(value)
         if m:
             return f"{m.group(1)}-<suffix>"
@@ -156,9 +160,9 @@ class _Missing:
 _MISSING = _Missing()
 
 
-def explain(kind: str, path: str) -> str | None:
-    for k, rx, cause in EXPLAINED:
-        if k in ("*", kind) and re.search(rx, path):
+def explain(kind: str, path: str, preview=None) -> str | None:
+    for k, rx, cause, absent_only in EXPLAINED:
+        if k in ("*", kind) and re.search(rx, path) and (preview is None or not absent_only):
             return cause
     return None
 
@@ -218,6 +222,9 @@ def judge(cluster, target: str, docs: list[Document], release: str, ours: dict |
         cluster.kubectl("create", "namespace", ns, check=False)
     placed.sort(key=lambda p: _ORDER.get(p.data.get("kind"), 3 if p.data.get("kind") not in _JOB_KINDS else 4))
     accepted = []
+    # one document at a time, in the order a cluster needs them (runtimes before the jobs that name them:
+    # Trainer's webhook refuses a TrainJob whose runtime does not exist yet): the dry run is the verdict,
+    # then the accepted document is applied for real
     for p in placed:
         proc = cluster.kubectl("apply", "--server-side", "--dry-run=server", "--field-manager=kdt-judge", "-f", "-",
                                input=json.dumps(p.data), check=False)
@@ -227,9 +234,8 @@ def judge(cluster, target: str, docs: list[Document], release: str, ours: dict |
             skipped, msg = f"{p.data.get('apiVersion')} {p.data.get('kind')} is not served by this control plane", None
         res.admissions.append(Admission(p, msg, (ours or {}).get(_doc_id(p), []), skipped))
         if msg is None and skipped is None:
+            cluster.kubectl("apply", "--server-side", "--field-manager=kdt-judge", "-f", "-", input=json.dumps(p.data))
             accepted.append(p)
-    for p in accepted:
-        cluster.kubectl("apply", "--server-side", "--field-manager=kdt-judge", "-f", "-", input=json.dumps(p.data))
     opts = {**(options or {}), "limit": Limit(None)}
     expansion = expand_documents(accepted, trainer_version=release, options=opts)
     objects, _findings = expansion
@@ -257,20 +263,48 @@ def _live_objects(cluster, kinds: set[str], namespaces: set[str]) -> list[dict]:
     return out
 
 
+_PLACEHOLDER = re.compile(r"^<[^<>]+>$")
+
+
+def _fill_assigned(preview, live, path: str = "", filled: list | None = None):
+    """The preview with each placeholder it writes for a value the cluster assigns (`<uid>`, `<hash>`, ...)
+    replaced by the live object's value at the same place; `filled` collects those paths."""
+    if isinstance(preview, dict) and isinstance(live, dict):
+        return {k: _fill_assigned(v, live.get(k), f"{path}.{k}" if path else k, filled) for k, v in preview.items()}
+    if isinstance(preview, list) and isinstance(live, list):
+        return [_fill_assigned(v, live[i] if i < len(live) else None, f"{path}[{i}]", filled)
+                for i, v in enumerate(preview)]
+    if isinstance(preview, str) and _PLACEHOLDER.match(preview) and isinstance(live, str):
+        if filled is not None:
+            filled.append(path)
+        return live
+    return preview
+
+
 def _defaulted(cluster, obj: dict, name: str) -> dict:
     """The preview's object as the API server stores it: a dry-run create under a name of its own (the live
-    one exists), then given back the live name."""
+    one exists; its owners' uids are not known to the preview), then given back the live name, its
+    generateName and its owner references."""
     o = copy.deepcopy(obj)
     meta = o.setdefault("metadata", {})
-    meta.pop("generateName", None)
-    meta["name"] = name + "-kdtjudge"
-    meta.pop("ownerReferences", None)
+    kept = {k: meta.pop(k) for k in ("generateName", "ownerReferences") if k in meta}
+    temp = name + "-kdtjudge"
+    meta["name"] = temp
     proc = cluster.kubectl("create", "--dry-run=server", "-o", "json", "-f", "-", input=json.dumps(o), check=False)
     if proc.returncode != 0:
         raise UsageError(f"the API server refuses the preview's {obj.get('kind')} {name}: {_server_message(proc.stderr)}")
-    out = json.loads(proc.stdout)
-    out["metadata"]["name"] = name
+    out = _renamed(json.loads(proc.stdout), temp, name)
+    out["metadata"].update(kept)
     return out
+
+
+def _renamed(value, old: str, new: str):
+    """Every string that is the temporary name (a Job's job-name labels the API server derives from it)."""
+    if isinstance(value, dict):
+        return {k: _renamed(v, old, new) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_renamed(v, old, new) for v in value]
+    return new if value == old else value
 
 
 def _compare(cluster, res: Result, preview: list[dict], wait_s: float) -> None:
@@ -299,21 +333,43 @@ def _compare(cluster, res: Result, preview: list[dict], wait_s: float) -> None:
             continue
         matched_live.add(id(l))
         name = l["metadata"]["name"]
+        filled: list = []
+        p = _fill_assigned(p, l, "", filled)
         pd = _strip(_defaulted(cluster, p, name), uids)
         ld = _strip(l, uids)
         # what the owner gives its children: the owner references' uids are normalised; the rest compared
         if p.get("kind") == "Pod" or (p.get("metadata") or {}).get("ownerReferences") is None:
             pd["metadata"].pop("ownerReferences", None)
             ld["metadata"].pop("ownerReferences", None)
+        _parse_snapshot(pd)
+        _parse_snapshot(ld)
         out, counter = [], [0]
         _leaves(pd, ld, "", out, counter)
         res.objects += 1
         res.fields += counter[0]
         for path, a, b in out:
-            res.differences.append(Difference(p.get("kind"), name, path, a, b, explain(p.get("kind"), path)))
+            res.differences.append(Difference(p.get("kind"), name, path, a, b, explain(p.get("kind"), path, a)))
     for l in live:
         if id(l) not in matched_live and l.get("kind") in kinds and not _ignored_live(l):
             res.extra.append(f"{l.get('kind')} {l['metadata'].get('name')}")
+
+
+def _parse_snapshot(obj: dict) -> None:
+    """Trainer 2.3's runtime snapshot ConfigMap (pkg/runtime/core/snapshot.go): its `runtime` is the stored
+    runtime as YAML, compared as the object it holds, less what the API server assigned the runtime."""
+    import yaml
+    data = obj.get("data") or {}
+    if obj.get("kind") != "ConfigMap" or not isinstance(data.get("runtime"), str):
+        return
+    try:
+        rt = yaml.safe_load(data["runtime"])
+    except yaml.YAMLError:
+        return
+    if isinstance(rt, dict):
+        meta = rt.get("metadata") or {}
+        for k in _ASSIGNED_META:
+            meta.pop(k, None)
+        data["runtime"] = rt
 
 
 def _ignored_live(obj: dict) -> bool:

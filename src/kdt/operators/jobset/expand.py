@@ -101,7 +101,8 @@ def job_pod(job: dict, index: int) -> dict:
     jspec = job["spec"]
     ptmpl = jspec.get("template") or {}
     pmeta = copy.deepcopy(ptmpl.get("metadata") or {})
-    labels = {**(pmeta.get("labels") or {}), JS.LABEL_JOB_NAME: jname, JS.COMPLETION_INDEX_KEY: str(index)}
+    labels = {**(pmeta.get("labels") or {}), JS.LEGACY_LABEL_JOB_NAME: jname, JS.LABEL_JOB_NAME: jname,
+              **{k: JS.UID_PLACEHOLDER for k in JS.LABELS_CONTROLLER_UID}, JS.COMPLETION_INDEX_KEY: str(index)}
     annotations = {**(pmeta.get("annotations") or {}), JS.COMPLETION_INDEX_KEY: str(index)}
     pspec = copy.deepcopy(ptmpl.get("spec") or {})
     pspec["hostname"] = f"{jname}-{index}"
@@ -111,8 +112,8 @@ def job_pod(job: dict, index: int) -> dict:
         env = c.setdefault("env", [])
         if not any(isinstance(e, dict) and e.get("name") == JS.ENV_COMPLETION_INDEX for e in env):
             env.append({"name": JS.ENV_COMPLETION_INDEX,
-                        "valueFrom": {"fieldRef": {"fieldPath": f"metadata.annotations['{JS.COMPLETION_INDEX_KEY}']"}}})
-    meta = {"generateName": f"{jname}-{index}-"}
+                        "valueFrom": {"fieldRef": {"fieldPath": JS.ENV_COMPLETION_INDEX_FIELD}}})
+    meta = {"generateName": f"{jname}-{index}-", "finalizers": [JS.JOB_TRACKING_FINALIZER]}
     if job["metadata"].get("namespace"):
         meta["namespace"] = job["metadata"]["namespace"]
     meta["labels"] = labels

@@ -170,6 +170,17 @@ LABEL_JOB_RESTART_ATTEMPT = "jobset.sigs.k8s.io/job-restart-attempt"
 COMPLETION_INDEX_KEY = "batch.kubernetes.io/job-completion-index"
 LABEL_JOB_NAME = "batch.kubernetes.io/job-name"
 ENV_COMPLETION_INDEX = "JOB_COMPLETION_INDEX"
+# kubernetes v1.36.3 pkg/controller/job/indexed_job_utils.go addCompletionIndexEnvVariable: the env reads the
+# pod's label (the annotation before the pod-index label went GA).
+ENV_COMPLETION_INDEX_FIELD = f"metadata.labels['{COMPLETION_INDEX_KEY}']"
+# pkg/registry/batch/job/strategy.go generateSelector: the API server labels a Job's pod template (and selects
+# on) its name and uid, each under its legacy and its batch.kubernetes.io key; the Job controller's pods carry
+# them (a Job's uid is assigned: UID_PLACEHOLDER until a cluster gives it).
+LEGACY_LABEL_JOB_NAME = "job-name"
+LABELS_CONTROLLER_UID = ("controller-uid", "batch.kubernetes.io/controller-uid")
+UID_PLACEHOLDER = "<uid>"
+# job_controller.go: every pod it creates carries this finalizer until its end is counted (job tracking).
+JOB_TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
 # pkg/apis/batch/v1/defaults.go: a Job's backoffLimit defaults to 6 (pod failures before the Job
 # fails with reason BackoffLimitExceeded; a container restarted in place by restartPolicy OnFailure
 # counts as a failure too).
