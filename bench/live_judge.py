@@ -35,12 +35,16 @@ def main(argv=None) -> int:
     p.add_argument("--release", action="append", help="only targets checked for this Trainer release")
     p.add_argument("--json", metavar="FILE", help="also write every result as JSON")
     p.add_argument("--wait", type=float, default=30.0, help="seconds to wait for the controllers per target")
+    p.add_argument("--admission-only", action="store_true",
+                   help="only the API server's verdict on each document against kdt's (any repository's files)")
+    p.add_argument("-v", "--verbose", action="store_true", help="every explained difference, not their count per cause")
     args = p.parse_args(argv)
     t0 = time.monotonic()
     results = render_all(targets.resolve(args.paths))
     rows, out, bad = [], [], 0
     try:
-        for r, res in run_targets(results, trainer_releases=tuple(args.release or ()) or None, wait_s=args.wait):
+        for r, res in run_targets(results, trainer_releases=tuple(args.release or ()) or None, wait_s=args.wait,
+                                  compare=not args.admission_only):
             judged = [a for a in res.admissions if a.skipped is None]
             agree = sum(1 for a in judged if a.agree)
             explained = sum(1 for d in res.differences if d.cause)
@@ -55,17 +59,25 @@ def main(argv=None) -> int:
                     ours = "; ".join(f"{f.rule}: {f.message}" for f in a.ours) or "accepted"
                     out.append(f"  {res.target}: {a.doc.data.get('kind')} {a.doc.data['metadata'].get('name')}: "
                                f"API server: {a.refused or 'accepted'}; kdt: {ours}")
+            causes: dict = {}
             for d in res.differences:
+                if d.cause and not args.verbose:
+                    causes[d.cause] = causes.get(d.cause, 0) + 1
+                    continue
                 tag = f"explained ({d.cause})" if d.cause else "UNEXPLAINED"
                 bad += d.cause is None
                 out.append(f"  {res.target}: {d.kind} {d.name} {d.path}: preview {json.dumps(d.preview)[:160]} "
                            f"live {json.dumps(d.live)[:160]}: {tag}")
+            for cause, n in causes.items():
+                out.append(f"  {res.target}: {n} field(s) explained: {cause}")
             for m in res.missing:
                 bad += 1
                 out.append(f"  {res.target}: {m}: in the preview, not created by the operators")
             for x in res.extra:
                 bad += 1
                 out.append(f"  {res.target}: {x}: created by the operators, not in the preview")
+            for x, cause in res.extra_explained:
+                out.append(f"  {res.target}: {x}: not in the preview: explained ({cause})")
             if args.json:
                 Path(args.json).write_text(json.dumps([dict(zip(HEADER, r)) for r in rows], indent=1))
     except UsageError as exc:

@@ -135,6 +135,7 @@ class Cluster(Client):
     owned_folder: bool = False
     started_s: float = 0.0
     cluster_file: object = None       # kdt.cluster.Cluster: how the repository's clusters run the operators
+    notes: list = field(default_factory=list)   # what of the cluster file's objects was left out, and why
 
     # -- start ------------------------------------------------------------------------------------------
     @classmethod
@@ -317,6 +318,7 @@ class Cluster(Client):
             port = self.ports[f"webhook-{p.name}"]
             self._wait(f"{p.name}'s webhook server (port {port})", lambda port=port: self._tls_ready(port), 120, p)
         install.wait_webhooks(self)
+        self.notes = install.apply_cluster_objects(self, self.cluster_file)
 
     # -- stop -------------------------------------------------------------------------------------------
     def stop(self) -> None:

@@ -7,7 +7,9 @@ with the pinned kubectl's kustomize where upstream patches them), never from fil
 - JobSet: config/components/crd/bases, config/components/webhook;
 - Training Operator: manifests/base/crds, manifests/base/webhook;
 - Kueue (kdt.versions.KUEUE): config/components/crd/bases only, so its kinds are judged by the API server
-  (schemas and CEL rules); Kueue's manager does not run, so nothing is queued or suspended by it.
+  (schemas and CEL rules); Kueue's manager does not run, so nothing is queued or suspended by it;
+- scheduler-plugins (kdt.versions.SCHEDULER_PLUGINS): config/crd/bases, the PodGroup Trainer's coscheduling
+  plugin and the Training Operator's gang scheduling create (no scheduler of its own runs).
 Each webhook's `clientConfig.service` becomes `clientConfig.url` on 127.0.0.1 at the port its manager
 serves, with the run's CA as `caBundle`; nothing else of the configuration changes. The JobSet CRD's
 conversion webhook (config/components/crd/patches) is not installed: JobSet serves one version.
@@ -54,8 +56,9 @@ def crds(trainer: R.Component, jobset: R.Component, to: R.Component) -> list[dic
     j = build.module_dir(jobset.module, jobset.version)
     o = build.module_dir(to.module, to.version)
     k = build.module_dir(R.KUEUE_MODULE, versions.KUEUE)
+    sp = build.module_dir(R.SCHEDULER_PLUGINS_MODULE, versions.SCHEDULER_PLUGINS)
     out = (files(t / "manifests/base/crds") + files(j / "config/components/crd/bases") + files(o / "manifests/base/crds")
-           + files(k / "config/components/crd/bases"))
+           + files(k / "config/components/crd/bases") + files(sp / "config/crd/bases"))
     return [d for d in out if d.get("kind") == "CustomResourceDefinition"]
 
 
@@ -98,7 +101,8 @@ def apply_base(cluster, trainer, jobset, to) -> None:
     apply(cluster, docs, "namespaces and the Training Operator's webhook certificate")
     crd_docs = crds(trainer, jobset, to)
     apply(cluster, crd_docs, f"{len(crd_docs)} CRDs (Trainer {trainer.version}, JobSet {jobset.version}, "
-                             f"Training Operator {to.version}, Kueue {versions.KUEUE})")
+                             f"Training Operator {to.version}, Kueue {versions.KUEUE}, scheduler-plugins "
+                             f"{versions.SCHEDULER_PLUGINS})")
     cluster.kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd", "--all")
 
 
@@ -168,3 +172,25 @@ def training_operator_args(cluster, cluster_file) -> list[str]:
     if cluster_file is not None and cluster_file.gang_scheduler:
         args.append(f"--gang-scheduler-name={cluster_file.gang_scheduler}")
     return args
+
+
+def apply_cluster_objects(cluster, cluster_file) -> list[str]:
+    """The cluster-wide objects the repository's administrator applies once (`.kdt-cluster.yaml` `objects`:
+    PriorityClasses, Kueue's queues, ...), as a cluster of this repository has them before any job; the
+    notes say what was left out (a kind no CRD here serves)."""
+    if cluster_file is None or not cluster_file.object_paths:
+        return []
+    notes, docs = [], []
+    for d in cluster_file.objects:
+        if not isinstance(d.data, dict):
+            continue
+        proc = cluster.kubectl("apply", "--server-side", "--dry-run=server", "-f", "-", input=json.dumps(d.data),
+                               check=False)
+        if proc.returncode != 0:
+            notes.append(f"{d.data.get('kind')} {(d.data.get('metadata') or {}).get('name')}: not applied: "
+                         f"{proc.stderr.strip().splitlines()[-1][:200] if proc.stderr.strip() else 'refused'}")
+            continue
+        docs.append(d.data)
+    if docs:
+        apply(cluster, docs, f"{len(docs)} cluster-wide objects of {cluster_file.file or '.kdt-cluster.yaml'}")
+    return notes

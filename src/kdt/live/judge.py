@@ -86,6 +86,7 @@ class Result:
     differences: list[Difference] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)      # preview objects the cluster did not create
     extra: list[str] = field(default_factory=list)        # live objects the preview does not show
+    extra_explained: list[tuple[str, str]] = field(default_factory=list)   # (object, cause)
     seconds: float = 0.0
 
     @property
@@ -203,8 +204,10 @@ def _server_message(stderr: str) -> str:
 
 
 def judge(cluster, target: str, docs: list[Document], release: str, ours: dict | None = None,
-          namespace: str = "kdt-judge", options: dict | None = None, wait_s: float = 30.0) -> Result:
-    """`ours`: {id(document): [error findings]} from validate and lint (kdt.live.verdicts)."""
+          namespace: str = "kdt-judge", options: dict | None = None, wait_s: float = 30.0,
+          compare: bool = True) -> Result:
+    """`ours`: {(target, index, prefix): [error findings]} from validate and lint (kdt.live.verdicts);
+    `compare`: also compare what the controllers create with the merge preview (else admission only)."""
     from ..expand.model import Limit
     from ..merge_preview import expand_documents
     t0 = time.monotonic()
@@ -236,10 +239,15 @@ def judge(cluster, target: str, docs: list[Document], release: str, ours: dict |
         if msg is None and skipped is None:
             cluster.kubectl("apply", "--server-side", "--field-manager=kdt-judge", "-f", "-", input=json.dumps(p.data))
             accepted.append(p)
+    if not compare:
+        res.seconds = time.monotonic() - t0
+        return res
     opts = {**(options or {}), "limit": Limit(None)}
     expansion = expand_documents(accepted, trainer_version=release, options=opts)
     objects, _findings = expansion
-    _compare(cluster, res, [e.obj for e in objects], wait_s)
+    own = {(p.data.get("kind"), (p.data.get("metadata") or {}).get("namespace") or "",
+            (p.data.get("metadata") or {}).get("name")) for p in accepted}
+    _compare(cluster, res, [e.obj for e in objects], wait_s, own)
     res.seconds = time.monotonic() - t0
     return res
 
@@ -307,7 +315,7 @@ def _renamed(value, old: str, new: str):
     return new if value == old else value
 
 
-def _compare(cluster, res: Result, preview: list[dict], wait_s: float) -> None:
+def _compare(cluster, res: Result, preview: list[dict], wait_s: float, own: set = frozenset()) -> None:
     kinds = {o.get("kind") for o in preview}
     namespaces = {(o.get("metadata") or {}).get("namespace") or "default" for o in preview}
     want = len(preview)
@@ -350,8 +358,16 @@ def _compare(cluster, res: Result, preview: list[dict], wait_s: float) -> None:
         for path, a, b in out:
             res.differences.append(Difference(p.get("kind"), name, path, a, b, explain(p.get("kind"), path, a)))
     for l in live:
-        if id(l) not in matched_live and l.get("kind") in kinds and not _ignored_live(l):
-            res.extra.append(f"{l.get('kind')} {l['metadata'].get('name')}")
+        if id(l) in matched_live or l.get("kind") not in kinds or _ignored_live(l) or _key(l) in own:
+            continue
+        label = f"{l.get('kind')} {l['metadata'].get('name')}"
+        owner = next((r.get("kind") for r in l["metadata"].get("ownerReferences") or []), None)
+        if owner == "ReplicaSet":
+            res.extra_explained.append((label, "a Deployment's pod (the Deployment and ReplicaSet controllers): the "
+                                               "merge preview shows what the training operators and the "
+                                               "StatefulSet controller create"))
+        else:
+            res.extra.append(label)
 
 
 def _parse_snapshot(obj: dict) -> None:
@@ -406,7 +422,8 @@ def cleanup(cluster, namespace: str, docs: list[Document]) -> None:
     cluster.kubectl("delete", "namespace", namespace, "--ignore-not-found", "--wait=false", check=False)
 
 
-def run_targets(results, stream=None, trainer_releases: tuple[str, ...] | None = None, wait_s: float = 30.0):
+def run_targets(results, stream=None, trainer_releases: tuple[str, ...] | None = None, wait_s: float = 30.0,
+                compare: bool = True):
     """Judge every rendered target (kdt.render results) at the Trainer release it is checked for, one
     control plane per release, targets one after another; yields (render result, Result)."""
     import sys
@@ -431,6 +448,6 @@ def run_targets(results, stream=None, trainer_releases: tuple[str, ...] | None =
                 ns = f"kdt-judge-{n}"
                 verdicts = ours(r.documents, rel, R.ReleaseSet(trainer=rel).training_operator, cfile)
                 res = judge(c, r.target.name, r.documents, rel, verdicts, namespace=ns, options=cfile.options,
-                            wait_s=wait_s)
+                            wait_s=wait_s, compare=compare)
                 cleanup(c, ns, r.documents)
                 yield r, res

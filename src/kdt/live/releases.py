@@ -54,6 +54,7 @@ TRAINER_MODULE = "github.com/kubeflow/trainer/v2"
 JOBSET_MODULE = "sigs.k8s.io/jobset"
 TRAINING_OPERATOR_MODULE = "github.com/kubeflow/training-operator"
 KUEUE_MODULE = "sigs.k8s.io/kueue"
+SCHEDULER_PLUGINS_MODULE = "sigs.k8s.io/scheduler-plugins"
 
 
 def trainer(release: str) -> tuple[Component, Component]:
