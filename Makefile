@@ -19,13 +19,16 @@ KDT := $(PY) -m kdt
 # (the whole suite 330 s against 356 s, same machine, same commit).
 PYTEST_WORKERS ?= 3
 
-.PHONY: help venv venv-full preview render validate lint merge-preview migrate run-local diff argocd chart schemas test bench image lock clean
+.PHONY: help venv venv-full preview render validate lint merge-preview migrate run-local diff argocd chart schemas test bench image lock clean live judge cluster-up cluster-down
 
 help:
 	@echo "make preview        render, validate and lint every target; print the summary table"
 	@echo "make test           run the test suite"
 	@echo "make run-local TARGET=overlays/ddp [ARGS='--max-steps 20 --kill POD@step=8']  run a target's pods locally"
 	@echo "make migrate [ARGS='--to 2.1 --output migrated']  move PyTorchJobs to Trainer v2, proved pod by pod (docs/migration.md)"
+	@echo "make live           build the live control plane (Kubernetes, etcd, the operators' managers) into the user's cache"
+	@echo "make judge          every target against the real API server and operators (docs/live.md)"
+	@echo "make cluster-up|cluster-down   a local control plane for kubectl and --live (kdt cluster)"
 	@echo "make render|validate|lint|merge-preview|argocd|chart|schemas|diff [BASE=ref]|image|bench"
 
 $(TOOLING): requirements-tooling.lock pyproject.toml scripts/bootstrap.py src/kdt/tools.py
@@ -105,8 +108,26 @@ bench: $(FULL)
 diff: $(TOOLING)
 	$(KDT) diff $(if $(BASE),--base $(BASE)) $(ARGS)
 
-test: $(FULL)
+# The live control plane's binaries (Go 1.26+): built once into ~/.cache/kdt/live (a cold build takes many
+# minutes on 2 cores, with progress), then kept; every later run finds them.
+live: $(TOOLING)
+	$(KDT) cluster build --all-operator-releases
+
+# Every shipped target at its Trainer release against the real API server and operators (bench/live_judge.py):
+# admission verdicts and the objects the controllers create, against validate/lint and the merge preview.
+judge: live
+	$(PY) bench/live_judge.py $(ARGS)
+
+cluster-up: live
+	$(KDT) cluster up $(ARGS)
+
+cluster-down: $(TOOLING)
+	$(KDT) cluster down $(ARGS)
+
+# The suite (tests/live included: the real control plane), then the live judge on every shipped target.
+test: $(FULL) live
 	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist worksteal --durations=15 $(ARGS)
+	$(PY) bench/live_judge.py
 
 # Both locks from their requirements: the tooling set alone, then everything with the tooling versions held.
 lock:

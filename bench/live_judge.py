@@ -42,6 +42,7 @@ def main(argv=None) -> int:
     t0 = time.monotonic()
     results = render_all(targets.resolve(args.paths))
     rows, out, bad = [], [], 0
+    failing: list[str] = []
     try:
         for r, res in run_targets(results, trainer_releases=tuple(args.release or ()) or None, wait_s=args.wait,
                                   compare=not args.admission_only):
@@ -78,6 +79,8 @@ def main(argv=None) -> int:
                 out.append(f"  {res.target}: {x}: created by the operators, not in the preview")
             for x, cause in res.extra_explained:
                 out.append(f"  {res.target}: {x}: not in the preview: explained ({cause})")
+            if _target_bad(res):
+                failing.append(res.target)
             if args.json:
                 Path(args.json).write_text(json.dumps([dict(zip(HEADER, r)) for r in rows], indent=1))
     except UsageError as exc:
@@ -92,7 +95,14 @@ def main(argv=None) -> int:
     tot = lambda i: sum(r[i] for r in rows)   # noqa: E731
     print(f"\nlive judge: {len(rows)} target(s), {tot(5)} fields compared, {tot(6)} agreeing, {tot(7)} explained, "
           f"{tot(8)} unexplained; {tot(9)} missing, {tot(10)} extra; {time.monotonic() - t0:.0f} s")
+    failed = len(set(failing))
+    print(f"judge: {len(rows) - failed} passed, {failed} failed")    # a target passes with nothing unexplained
     return 1 if bad else 0
+
+
+def _target_bad(res) -> bool:
+    return bool(res.unexplained or res.missing or res.extra
+                or any(a.skipped is None and not a.agree for a in res.admissions))
 
 
 HEADER = ("target", "trainer", "docs", "admission agree", "objects", "fields", "agreeing", "explained",

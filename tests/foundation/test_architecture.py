@@ -55,7 +55,9 @@ def _names_a_kind(node) -> bool:
 def test_no_stage_outside_the_registry_compares_a_kind_name():
     offenders = []
     for mod, path in _modules().items():
-        if mod.startswith(("kdt.kinds", "kdt.operators")):
+        # kdt.live reads what a cluster returns (its pods, Jobs, ConfigMaps, owner references) by the kinds the API
+        # server names them, the way kdt.operators states what the operators create: no document is classified
+        if mod.startswith(("kdt.kinds", "kdt.operators", "kdt.live")):
             continue
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Compare):

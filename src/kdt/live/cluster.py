@@ -318,6 +318,7 @@ class Cluster(Client):
             port = self.ports[f"webhook-{p.name}"]
             self._wait(f"{p.name}'s webhook server (port {port})", lambda port=port: self._tls_ready(port), 120, p)
         install.wait_webhooks(self)
+        install.apply_runtimes(self, trainer)
         self.notes = install.apply_cluster_objects(self, self.cluster_file)
 
     # -- stop -------------------------------------------------------------------------------------------

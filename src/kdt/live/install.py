@@ -194,3 +194,11 @@ def apply_cluster_objects(cluster, cluster_file) -> list[str]:
     if docs:
         apply(cluster, docs, f"{len(docs)} cluster-wide objects of {cluster_file.file or '.kdt-cluster.yaml'}")
     return notes
+
+
+def apply_runtimes(cluster, trainer: R.Component) -> None:
+    """The ClusterTrainingRuntimes Trainer's install brings (manifests/base/runtimes at the tag: torch, DeepSpeed,
+    MLX, torchtune, ...): jobs that name them (`runtimeRef: torch-distributed`) meet them as on a cluster."""
+    docs = kustomize(build.module_dir(trainer.module, trainer.version) / "manifests/base/runtimes")
+    docs = [d for d in docs if d.get("kind") in ("ClusterTrainingRuntime", "TrainingRuntime")]
+    apply(cluster, docs, f"{len(docs)} ClusterTrainingRuntimes of Trainer {trainer.version}")

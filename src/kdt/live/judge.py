@@ -229,15 +229,18 @@ def judge(cluster, target: str, docs: list[Document], release: str, ours: dict |
     # Trainer's webhook refuses a TrainJob whose runtime does not exist yet): the dry run is the verdict,
     # then the accepted document is applied for real
     for p in placed:
-        proc = cluster.kubectl("apply", "--server-side", "--dry-run=server", "--field-manager=kdt-judge", "-f", "-",
-                               input=json.dumps(p.data), check=False)
+        crd = p.data.get("kind") == "CustomResourceDefinition"
+        # a CRD the control plane already serves (its operators' own) is judged, never replaced
+        proc = cluster.kubectl("apply", "--server-side", "--dry-run=server", "--field-manager=kdt-judge",
+                               *(["--force-conflicts"] if crd else []), "-f", "-", input=json.dumps(p.data), check=False)
         msg = None if proc.returncode == 0 else _server_message(proc.stderr)
         skipped = None
         if msg and ("no matches for kind" in msg or "resource mapping not found" in msg):
             skipped, msg = f"{p.data.get('apiVersion')} {p.data.get('kind')} is not served by this control plane", None
         res.admissions.append(Admission(p, msg, (ours or {}).get(_doc_id(p), []), skipped))
         if msg is None and skipped is None:
-            cluster.kubectl("apply", "--server-side", "--field-manager=kdt-judge", "-f", "-", input=json.dumps(p.data))
+            if not crd:
+                cluster.kubectl("apply", "--server-side", "--field-manager=kdt-judge", "-f", "-", input=json.dumps(p.data))
             accepted.append(p)
     if not compare:
         res.seconds = time.monotonic() - t0
