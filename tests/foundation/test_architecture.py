@@ -147,6 +147,55 @@ def test_the_checklists_name_files_that_exist():
     assert not missing, f"docs/architecture.md names files that do not exist: {missing}"
 
 
+_SHAPES = "kdt.operators.trainer_v2.shapes"
+
+
+def _imported(path: Path, tree) -> set[str]:
+    """Every module (and `from` name, as module.name) a file imports, relative imports resolved."""
+    package = _module(path).split(".") if path.is_relative_to(PKG) else []
+    if package and path.name != "__init__.py":
+        package = package[:-1]
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = package[:len(package) - node.level + 1] if node.level else []
+            mod = ".".join([*base, *([node.module] if node.module else [])])
+            out |= {mod} | {f"{mod}.{a.name}" for a in node.names}
+    return out
+
+
+def _reads_by_path(tree, name: str) -> bool:
+    """A string (not a docstring) naming the file: a reader by path, such as a generator."""
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.body
+            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    return any(isinstance(n, ast.Constant) and isinstance(n.value, str) and name in n.value and id(n) not in docs
+               for n in ast.walk(tree))
+
+
+def test_the_trainer_shape_checklist_names_every_reader_of_the_shape_table():
+    """"Adding a Trainer shape" names every module that imports (or reads) operators/trainer_v2/shapes.py:
+    a new shape's columns are read there, so a reader the checklist leaves out is a file a new shape forgets."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    start = text.index("**Adding a Trainer shape**")
+    section = text[start:text.index("**Adding", start + 1)]
+    named = set(re.findall(r"`((?:src|tests|scripts|bench|charts)/[^`*<> ]+)`", section))
+    table = PKG / "operators" / "trainer_v2" / "shapes.py"
+    readers = []
+    for folder in ("src", "scripts", "bench", "tests"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if path in (table, Path(__file__).resolve()) or "__pycache__" in path.parts:
+                continue
+            tree = ast.parse(path.read_text())
+            if _SHAPES in _imported(path, tree) or _reads_by_path(tree, "trainer_v2/shapes.py"):
+                readers.append(str(path.relative_to(ROOT)))
+    assert len(readers) >= 10, readers          # the expansion, the webhook, torchtune, the migration, lint, ...
+    missing = [r for r in readers if r not in named]
+    assert not missing, f"docs/architecture.md \"Adding a Trainer shape\" does not name these readers of the table: {missing}"
+
+
 @pytest.mark.parametrize("kind", [k for k in K.ALL if k.role == K.JOB], ids=lambda k: k.id)
 def test_every_job_kind_reads_its_pod_templates(kind):
     """A training job kind gives lint and validation its pod templates (TrainJob: its trainer instead)."""
