@@ -8,6 +8,8 @@ strict Kubernetes definitions (`additionalProperties: false`) of the version
 the project targets (kdt.versions.KUBERNETES_DEFAULT), embedded under `$defs`.
 A misspelt field (`podSecurityContext.runAsUsr`) then fails `helm install`
 with Helm's own message instead of being dropped on the way to the cluster.
+`trainJob.trainerVersion` takes the labels of the Trainer shapes' table
+(kdt.operators.trainer_v2.shapes), so a new shape's label is written here too.
 
     .venv/bin/python scripts/gen_chart_schema.py          # rewrite the file
     .venv/bin/python scripts/gen_chart_schema.py --check  # exit 1 if it is stale (make chart, tests)
@@ -24,6 +26,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from kdt import versions  # noqa: E402
 from kdt.generated import write_or_check  # noqa: E402
+from kdt.operators.trainer_v2 import shapes as SH  # noqa: E402
 from kdt.schemas import closure, kubernetes_pool  # noqa: E402
 
 SCHEMA = ROOT / "charts" / "trainer" / "values.schema.json"
@@ -47,6 +50,10 @@ def generate(current: dict) -> dict:
         defs.update(closure(definition, [pool])["$defs"])
         ref = {"$ref": f"#/$defs/{definition}"}
         props[value] = {"type": "array", "items": ref} if is_list else ref
+    train_job = dict(props["trainJob"])
+    train_job["properties"] = {**train_job["properties"], "trainerVersion": {
+        **train_job["properties"]["trainerVersion"], "enum": [s.label for s in SH.SHAPES]}}
+    props["trainJob"] = train_job
     out["properties"] = props
     out["$comment"] = (f"$defs: Kubernetes {versions.KUBERNETES_DEFAULT} strict definitions, written by "
                        f"scripts/gen_chart_schema.py; edit the rest by hand.")
@@ -69,8 +76,10 @@ def main(argv=None) -> int:
         print(f"{SCHEMA.relative_to(ROOT)}:{e.lineno}:{e.colno}: not JSON: {e.msg}", file=sys.stderr)
         return 2
     return write_or_check(SCHEMA, render(generate(current)), args.check, "gen_chart_schema.py",
-                          f"the Kubernetes {versions.KUBERNETES_DEFAULT} definitions: run scripts/gen_chart_schema.py",
-                          f"{len(PASS_THROUGH)} values from Kubernetes {versions.KUBERNETES_DEFAULT}")
+                          f"the Kubernetes {versions.KUBERNETES_DEFAULT} definitions or the Trainer shapes' labels: "
+                          "run scripts/gen_chart_schema.py",
+                          f"{len(PASS_THROUGH)} values from Kubernetes {versions.KUBERNETES_DEFAULT}, "
+                          f"trainJob.trainerVersion from {len(SH.SHAPES)} Trainer shapes")
 
 
 if __name__ == "__main__":

@@ -36,7 +36,9 @@ import shutil
 import sys
 import time
 from contextlib import nullcontext
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -312,14 +314,46 @@ def main(argv=None) -> int:
 
 
 def run(args) -> int:
+    """The fine-tune, step by step: the inputs checked, the processes started, the data tokenized, the model
+    built and wrapped, the training loop (FineTune) run, its outputs written."""
     t_wall = time.perf_counter()
+    src = read_sources(args)
+    env, ft, bf16 = start(args)
+    tokenizer, train_set, val_set = tokenize(args, src)
+    net = build_model(args, src.model, env, ft, bf16)
+    log_setup(args, src, env, net, train_set, val_set)
+    job = FineTune(args, env, ft, net, tokenizer, train_set, val_set, src.model)
+    t_train = time.perf_counter()
+    result = job.trainer.run()
+    train_s = time.perf_counter() - t_train
+    write_outputs(job, src, result, train_s, t_wall)
+    if env.world_size > 1:
+        dist.barrier()
+    cleanup()
+    return 0
+
+
+@dataclass
+class Sources:
+    model: str                      # a folder or a hub id
+    tokenizer: str
+    train_index: JsonlIndex
+    val_index: JsonlIndex | None
+
+
+def read_sources(args) -> Sources:
+    """The model and tokenizer sources and every line of both splits, checked before anything else starts (no
+    process group, no model)."""
     model_src, tok_src = check_sources(args)
     for flag, path in (("--train-file", args.train_file), ("--val-file", args.val_file)):
         if path and not Path(path).is_file():
             raise DataError(path, f"{flag}: no such file")
-    # Every line of both splits is checked before anything else starts (no process group, no model).
-    train_index = JsonlIndex(args.train_file)
-    val_index = JsonlIndex(args.val_file) if args.val_file else None
+    return Sources(model_src, tok_src, JsonlIndex(args.train_file),
+                   JsonlIndex(args.val_file) if args.val_file else None)
+
+
+def start(args):
+    """(env, torchft's replica group or None, bf16): the process group, determinism and the precision."""
     env = init_distributed(args.device, mode=args.parallel)
     from trainkit import ft as fault_tolerance
     ft = fault_tolerance.setup(args, env)
@@ -329,16 +363,36 @@ def run(args) -> int:
     bf16 = args.precision == "bf16"
     if bf16 and env.device.type != "cuda":
         raise UsageError("--precision bf16 needs a GPU; on CPU the sample trains in fp32")
+    return env, ft, bf16
 
+
+def tokenize(args, src: Sources):
+    """(tokenizer, train set, validation set or None), each split checked against the tokenizer."""
     quiet_hub()
-    tokenizer = load_tokenizer(tok_src, args)
-    check_tokenizer(tokenizer, train_index, tok_src)
-    train_set = TokenizedSet(train_index, tokenizer, args.seq_len, args.packing)
+    tokenizer = load_tokenizer(src.tokenizer, args)
+    check_tokenizer(tokenizer, src.train_index, src.tokenizer)
+    train_set = TokenizedSet(src.train_index, tokenizer, args.seq_len, args.packing)
     val_set = None
-    if val_index is not None:
-        check_tokenizer(tokenizer, val_index, tok_src)
-        val_set = TokenizedSet(val_index, tokenizer, args.seq_len, args.packing)
+    if src.val_index is not None:
+        check_tokenizer(tokenizer, src.val_index, src.tokenizer)
+        val_set = TokenizedSet(src.val_index, tokenizer, args.seq_len, args.packing)
+    return tokenizer, train_set, val_set
 
+
+@dataclass
+class Net:
+    model: torch.nn.Module          # what trains: FSDP2's sharded model, DDP's wrapper, or the model itself
+    raw: torch.nn.Module            # the model before DDP wraps it
+    mode: str                       # "fsdp" or "ddp"
+    units: int                      # FSDP units (0 under DDP)
+    trainable: int
+    total: int
+    autocast: Callable              # the forward's precision context
+
+
+def build_model(args, model_src: str, env, ft, bf16: bool) -> Net:
+    """The model loaded (identical initial LoRA weights on every rank), adapted, on its device, sharded by
+    FSDP2 or wrapped by DDP (torchft's wrappers with replica groups)."""
     torch.manual_seed(args.seed)          # identical initial (LoRA) weights on every rank
     model = load_model(model_src, args, env, torch.float32)
     if args.finetune == "lora":
@@ -366,74 +420,95 @@ def run(args) -> int:
             from torch.nn.parallel import DistributedDataParallel as DDP
             model = DDP(model, device_ids=ids, broadcast_buffers=False)
     autocast = (lambda: torch.autocast("cuda", dtype=torch.bfloat16)) if bf16 and mode == "ddp" else nullcontext
-    log("SETUP", rank=env.rank, sample="llm", model=model_src, tokenizer=tok_src, finetune=args.finetune,
-        parallel=mode, fsdp_units=units or None, precision=args.precision, compile=args.compile,
+    return Net(model, raw, mode, units, trainable, total, autocast)
+
+
+def log_setup(args, src: Sources, env, net: Net, train_set, val_set) -> None:
+    log("SETUP", rank=env.rank, sample="llm", model=src.model, tokenizer=src.tokenizer, finetune=args.finetune,
+        parallel=net.mode, fsdp_units=net.units or None, precision=args.precision, compile=args.compile,
         attn=args.attn_implementation, activation_checkpointing=args.activation_checkpointing,
-        reshard_after_forward=args.reshard_after_forward if mode == "fsdp" else None, params=total, trainable=trainable,
-        train=args.train_file, records=len(train_index), items=len(train_set), packing=args.packing,
-        seq_len=args.seq_len, shapes=",".join(f"{k}:{v}" for k, v in train_index.shapes.items() if v),
+        reshard_after_forward=args.reshard_after_forward if net.mode == "fsdp" else None, params=net.total,
+        trainable=net.trainable, train=args.train_file, records=len(src.train_index), items=len(train_set),
+        packing=args.packing, seq_len=args.seq_len,
+        shapes=",".join(f"{k}:{v}" for k, v in src.train_index.shapes.items() if v),
         truncated=train_set.truncated, no_loss=train_set.no_loss,
         val=args.val_file or None, val_items=len(val_set) if val_set else None)
 
-    optimizer = make_optimizer(model, args)
-    sampler = ElasticSampler(len(train_set), args.batch_size, seed=args.seed)
-    # the plan (the LR schedule's length): every replica group present, when the job has several
-    steps_per_epoch = sampler.steps_left_in_epoch(env.world_size * (ft.num_groups if ft else 1))
-    total_steps = args.max_steps or args.epochs * steps_per_epoch
-    warmup = args.warmup_steps if args.warmup_steps is not None else int(args.warmup_ratio * total_steps)
-    scheduler = make_scheduler(optimizer, total_steps, warmup, args.min_lr_ratio)
-    params = [p for p in model.parameters() if p.requires_grad]
-    pad_id = tokenizer.pad_token_id
-    row_width = args.seq_len if args.packing else None
-    dummy = Item([pad_id], [IGNORE], [0] if args.packing else None)
-    out_dir = Path(args.output_dir) if args.output_dir else None
-    if out_dir is not None and env.rank == 0:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        if ft is None:                        # replica groups: the writing group cleans (writes_outputs)
-            for stale in clean_stale(out_dir):    # exports a killed run left half-written (*.tmp-*, *.trash-*)
-                log("SETUP", rank=0, removed_stale=str(stale))
 
-    def writes_outputs() -> bool:
+class FineTune:
+    """The training loop's parts trainkit's Trainer calls: a step (gradient accumulation over micro-batches,
+    the loss the mean over the step's target tokens), the evaluation (validation loss, perplexity, `best`),
+    the metrics, and the best result kept in the checkpoint."""
+
+    def __init__(self, args, env, ft, net: Net, tokenizer, train_set, val_set, model_src: str):
+        self.args, self.env, self.ft, self.net = args, env, ft, net
+        self.model, self.raw, self.mode = net.model, net.raw, net.mode
+        self.tokenizer, self.train_set, self.val_set, self.model_src = tokenizer, train_set, val_set, model_src
+        self.optimizer = make_optimizer(self.model, args)
+        self.sampler = ElasticSampler(len(train_set), args.batch_size, seed=args.seed)
+        # the plan (the LR schedule's length): every replica group present, when the job has several
+        steps_per_epoch = self.sampler.steps_left_in_epoch(env.world_size * (ft.num_groups if ft else 1))
+        total_steps = args.max_steps or args.epochs * steps_per_epoch
+        warmup = args.warmup_steps if args.warmup_steps is not None else int(args.warmup_ratio * total_steps)
+        self.scheduler = make_scheduler(self.optimizer, total_steps, warmup, args.min_lr_ratio)
+        self.params = [p for p in self.model.parameters() if p.requires_grad]
+        self.pad_id = tokenizer.pad_token_id
+        self.row_width = args.seq_len if args.packing else None
+        self.dummy = Item([self.pad_id], [IGNORE], [0] if args.packing else None)
+        self.out_dir = Path(args.output_dir) if args.output_dir else None
+        if self.out_dir is not None and env.rank == 0:
+            self.out_dir.mkdir(parents=True, exist_ok=True)
+            if ft is None:                        # replica groups: the writing group cleans (writes_outputs)
+                for stale in clean_stale(self.out_dir):    # exports a killed run left half-written (*.tmp-*, *.trash-*)
+                    log("SETUP", rank=0, removed_stale=str(stale))
+        # metrics from one group (replica group 0's rank 0): every group trains the same model and logs the same
+        self.tracker = Tracker(rank=env.rank + (ft.group_id * env.world_size if ft else 0), run_name=args.run_name,
+                               output_dir=args.output_dir,
+                               params={k: v for k, v in vars(args).items() if k not in ("device",)})
+        self.counters = {"tokens": 0, "grad_norm": None}
+        self.best = {"val_loss": None, "step": None, "epoch": None}
+        self.trainer = Trainer(env, args, model=self.model, raw_model=self.raw, optimizer=self.optimizer,
+                               scheduler=self.scheduler, sampler=self.sampler, step_fn=self.step_fn, mode=self.mode,
+                               eval_fn=self.evaluate if val_set else None, eval_every=args.eval_every,
+                               extra_state=(self.get_extra, self.set_extra), after_step=self.after_step,
+                               name="llm", ft=ft)
+
+    def writes_outputs(self) -> bool:
         """Whether this process group writes best/final/report: the only one, or, with replica groups,
         the group of rank 0 in this step's quorum (one writer per step; every group holds the same weights).
         It removes the half-written exports a killed writer left first: no other group writes meanwhile."""
-        if ft is None:
+        if self.ft is None:
             return True
-        if ft.manager.participating_rank() != 0:
+        if self.ft.manager.participating_rank() != 0:
             return False
-        if env.rank == 0 and out_dir is not None:
-            for stale in clean_stale(out_dir):
+        if self.env.rank == 0 and self.out_dir is not None:
+            for stale in clean_stale(self.out_dir):
                 log("SETUP", rank=0, removed_stale=str(stale))
         return True
-    # metrics from one group (replica group 0's rank 0): every group trains the same model and logs the same
-    tracker = Tracker(rank=env.rank + (ft.group_id * env.world_size if ft else 0), run_name=args.run_name,
-                      output_dir=args.output_dir,
-                      params={k: v for k, v in vars(args).items() if k not in ("device",)})
-    counters = {"tokens": 0, "grad_norm": None}
-    best = {"val_loss": None, "step": None, "epoch": None}
 
-    def forward_loss(batch: dict, net=None) -> tuple[torch.Tensor, int]:
+    def forward_loss(self, batch: dict, net=None) -> tuple[torch.Tensor, int]:
         """Sum of token losses of a micro-batch (targets shifted by one), and how many tokens carried one."""
-        batch = {k: v.to(env.device) for k, v in batch.items()}
+        batch = {k: v.to(self.env.device) for k, v in batch.items()}
         labels = batch.pop("labels")
-        with autocast():
-            logits = (net or model)(**batch, use_cache=False).logits
+        with self.net.autocast():
+            logits = (net or self.model)(**batch, use_cache=False).logits
         target = labels[:, 1:]
         loss = F.cross_entropy(logits[:, :-1].float().reshape(-1, logits.size(-1)), target.reshape(-1),
                                ignore_index=IGNORE, reduction="sum")
         return loss, int((target != IGNORE).sum())
 
-    def sync(last: bool):
-        if mode == "fsdp":
-            model.set_requires_gradient_sync(last)
+    def sync(self, last: bool):
+        if self.mode == "fsdp":
+            self.model.set_requires_gradient_sync(last)
             return nullcontext()
-        return nullcontext() if last or (env.world_size == 1 and ft is None) else model.no_sync()
+        return nullcontext() if last or (self.env.world_size == 1 and self.ft is None) else self.model.no_sync()
 
-    def step_fn(batch):
+    def step_fn(self, batch):
+        args, env, ft = self.args, self.env, self.ft
         mb = args.micro_batch_size
         share = ceil_div(batch.global_count, batch.world_size)  # the largest rank's share this step
         n_micro = max(1, ceil_div(share, mb))                 # equal on every rank (FSDP gathers per forward)
-        items = {j: train_set.item(j) for j in batch.indices}
+        items = {j: self.train_set.item(j) for j in batch.indices}
         tokens = torch.tensor([float(sum(it.loss_tokens for it in items.values()))], dtype=torch.float64,
                               device=env.device)
         if env.world_size > 1:
@@ -445,35 +520,56 @@ def run(args) -> int:
         loss_sum = 0.0
         for k in range(n_micro):
             chunk = batch.indices[k * mb:(k + 1) * mb]
-            rows = [items[j] for j in chunk] or [dummy]
-            with sync(k == n_micro - 1):
-                loss, _ = forward_loss(collate(rows, pad_id, row_width))
+            rows = [items[j] for j in chunk] or [self.dummy]
+            with self.sync(k == n_micro - 1):
+                loss, _ = self.forward_loss(collate(rows, self.pad_id, self.row_width))
                 if not chunk:
                     loss = loss * 0.0
                 (loss * scale).backward()
             loss_sum += loss.item()
-            counters["tokens"] += sum(len(r.input_ids) for r in rows) if chunk else 0
+            self.counters["tokens"] += sum(len(r.input_ids) for r in rows) if chunk else 0
         if args.max_grad_norm > 0:
-            norm = torch.nn.utils.clip_grad_norm_(params, args.max_grad_norm)
+            norm = torch.nn.utils.clip_grad_norm_(self.params, args.max_grad_norm)
             norm = norm.full_tensor() if hasattr(norm, "full_tensor") else norm
-            counters["grad_norm"] = float(norm)
+            self.counters["grad_norm"] = float(norm)
         # the Trainer reports sum / global_count: make that the mean loss per target token
         return loss_sum * batch.global_count / global_tokens
 
-    def evaluate(epoch: int) -> dict:
-        if val_set is None:
+    def evaluate(self, epoch: int) -> dict:
+        if self.val_set is None:
             return {}
-        net = model if mode == "fsdp" else raw   # FSDP: every rank the same number of forwards
+        val_loss, n_tokens = self._val_loss()
+        ppl = math.exp(min(val_loss, 50.0))
+        best, step = self.best, self.trainer.step
+        improved = best["val_loss"] is None or val_loss < best["val_loss"]
+        fields = {"val_loss": round(val_loss, 6), "val_ppl": round(ppl, 4), "val_tokens": n_tokens}
+        if improved:
+            best.update(val_loss=val_loss, step=step, epoch=epoch)
+            if self.out_dir is not None and self.writes_outputs():
+                meta = {"step": step, "epoch": epoch, "val_loss": val_loss, "val_ppl": ppl,
+                        "finetune": self.args.finetune, "base_model": self.model_src}
+                export_model(self.model, self.raw, self.tokenizer, self.env, self.mode,
+                             self.out_dir / f"best-step_{step:09d}", "best", meta)
+                if self.env.rank == 0:
+                    publish_best(self.out_dir, step)
+        fields.update(best_val_loss=round(best["val_loss"], 6), best_step=best["step"], improved=improved)
+        self.tracker.metrics(step, {"val_loss": val_loss, "val_ppl": ppl})
+        return fields
+
+    def _val_loss(self) -> tuple[float, int]:
+        """The validation loss per target token over every rank's share, and how many tokens carried one."""
+        env, val_set = self.env, self.val_set
+        net = self.model if self.mode == "fsdp" else self.raw   # FSDP: every rank the same number of forwards
         net.eval()
         mine = list(range(env.rank, len(val_set), env.world_size))
-        eb = args.eval_batch_size
+        eb = self.args.eval_batch_size
         n_batches = max(1, ceil_div(ceil_div(len(val_set), env.world_size), eb))   # equal on every rank
         sums = torch.zeros(2, dtype=torch.float64, device=env.device)
         with torch.no_grad():
             for k in range(n_batches):
                 chunk = mine[k * eb:(k + 1) * eb]
-                rows = [val_set.item(j) for j in chunk] or [dummy]
-                loss, n_tokens = forward_loss(collate(rows, pad_id, row_width), net)
+                rows = [val_set.item(j) for j in chunk] or [self.dummy]
+                loss, n_tokens = self.forward_loss(collate(rows, self.pad_id, self.row_width), net)
                 if chunk:
                     sums[0] += loss.double()
                     sums[1] += float(n_tokens)
@@ -481,41 +577,25 @@ def run(args) -> int:
         if env.world_size > 1:
             dist.all_reduce(sums)
         if sums[1].item() == 0:
-            raise DataError(args.val_file, "no validation tokens carry a loss (every target was cut off by --seq-len?)")
-        val_loss = sums[0].item() / sums[1].item()
-        ppl = math.exp(min(val_loss, 50.0))
-        improved = best["val_loss"] is None or val_loss < best["val_loss"]
-        fields = {"val_loss": round(val_loss, 6), "val_ppl": round(ppl, 4), "val_tokens": int(sums[1].item())}
-        if improved:
-            best.update(val_loss=val_loss, step=trainer.step, epoch=epoch)
-            if out_dir is not None and writes_outputs():
-                meta = {"step": trainer.step, "epoch": epoch, "val_loss": val_loss, "val_ppl": ppl,
-                        "finetune": args.finetune, "base_model": model_src}
-                export_model(model, raw, tokenizer, env, mode, out_dir / f"best-step_{trainer.step:09d}", "best", meta)
-                if env.rank == 0:
-                    publish_best(out_dir, trainer.step)
-        fields.update(best_val_loss=round(best["val_loss"], 6), best_step=best["step"], improved=improved)
-        tracker.metrics(trainer.step, {"val_loss": val_loss, "val_ppl": ppl})
-        return fields
+            raise DataError(self.args.val_file, "no validation tokens carry a loss (every target was cut off by "
+                                                "--seq-len?)")
+        return sums[0].item() / sums[1].item(), int(sums[1].item())
 
-    def after_step(step: int, loss: float, lr: float) -> None:
-        tracker.metrics(step, {"train_loss": loss, "lr": lr, "grad_norm": counters["grad_norm"]})
+    def after_step(self, step: int, loss: float, lr: float) -> None:
+        self.tracker.metrics(step, {"train_loss": loss, "lr": lr, "grad_norm": self.counters["grad_norm"]})
 
-    def get_extra() -> dict:
-        return {"best": dict(best)}
+    def get_extra(self) -> dict:
+        return {"best": dict(self.best)}
 
-    def set_extra(state: dict) -> None:
-        best.update(state.get("best") or {})
+    def set_extra(self, state: dict) -> None:
+        self.best.update(state.get("best") or {})
 
-    trainer = Trainer(env, args, model=model, raw_model=raw, optimizer=optimizer, scheduler=scheduler,
-                      sampler=sampler, step_fn=step_fn, mode=mode, eval_fn=evaluate if val_set else None,
-                      eval_every=args.eval_every, extra_state=(get_extra, set_extra), after_step=after_step,
-                      name="llm", ft=ft)
-    t_train = time.perf_counter()
-    result = trainer.run()
-    train_s = time.perf_counter() - t_train
 
-    sums = torch.tensor([float(counters["tokens"]), float(peak_memory_bytes(env.device))], dtype=torch.float64,
+def write_outputs(job: FineTune, src: Sources, result, train_s: float, t_wall: float) -> None:
+    """`final/` (the writing group) and, from its rank 0, report.json, the tracker's last metrics and the
+    REPORT line. Tokens are summed and peak memory maximised over the ranks first (every rank takes part)."""
+    env, out_dir = job.env, job.out_dir
+    sums = torch.tensor([float(job.counters["tokens"]), float(peak_memory_bytes(env.device))], dtype=torch.float64,
                         device=env.device)
     peak = sums[1:].clone()
     if env.world_size > 1:
@@ -523,43 +603,46 @@ def run(args) -> int:
         dist.all_reduce(peak, op=dist.ReduceOp.MAX)
     tokens = int(sums[0].item())
     final_meta = {"step": result.step, "epoch": result.epoch, "train_loss": result.final_loss,
-                  "finetune": args.finetune, "base_model": model_src}
-    writer = writes_outputs()
+                  "finetune": job.args.finetune, "base_model": src.model}
+    writer = job.writes_outputs()
     if out_dir is not None and writer:
-        export_model(model, raw, tokenizer, env, mode, out_dir / "final", "final", final_meta)
+        export_model(job.model, job.raw, job.tokenizer, env, job.mode, out_dir / "final", "final", final_meta)
     if env.rank == 0 and writer:
-        report = {
-            "run": args.run_name, "model": model_src, "finetune": args.finetune, "parallel": mode,
-            "precision": args.precision, "world_size": env.world_size, "steps": result.step,
-            "steps_this_run": result.step - result.resumed_from, "resumed_from": result.resumed_from,
-            "restarts": env.restart_count, "epochs": result.epoch, "final_train_loss": result.final_loss,
-            "weights_sha256": result.weights_sha256, "tokens_this_run": tokens,
-            "tokens_per_s": round(tokens / train_s, 2) if train_s > 0 else None, "train_s": round(train_s, 3),
-            "wall_s": round(time.perf_counter() - t_wall, 3), "peak_memory_bytes": int(peak.item()),
-            "peak_memory_kind": "cuda_allocated" if env.device.type == "cuda" else "cpu_max_rss",
-            "params": total, "trainable_params": trainable,
-            "best": None if best["val_loss"] is None else {
-                "step": best["step"], "epoch": best["epoch"], "val_loss": best["val_loss"],
-                "val_ppl": math.exp(min(best["val_loss"], 50.0)),
-                "path": str(out_dir / BEST_LINK) if out_dir is not None else None},
-            "last_eval": trainer.last_eval,
-            "data": {"train": {"file": args.train_file, "records": len(train_index), "items": len(train_set),
-                               "shapes": train_index.shapes, "packing": args.packing, "seq_len": args.seq_len},
-                     "val": None if val_set is None else {"file": args.val_file, "records": len(val_set.index),
-                                                          "items": len(val_set)}},
-        }
+        report = make_report(job, src, result, tokens, int(peak.item()), train_s, t_wall)
+        best = job.best
         if out_dir is not None:
             atomic_write(out_dir / "report.json", (json.dumps(report, indent=1) + "\n").encode())
             if best["step"] is not None and (out_dir / BEST_LINK).exists():
-                tracker.artifacts((out_dir / BEST_LINK).resolve(), "best")
-        tracker.metrics(result.step, {"tokens_per_s": report["tokens_per_s"] or 0.0})
-        tracker.finish()
+                job.tracker.artifacts((out_dir / BEST_LINK).resolve(), "best")
+        job.tracker.metrics(result.step, {"tokens_per_s": report["tokens_per_s"] or 0.0})
+        job.tracker.finish()
         log("REPORT", rank=0, path=str(out_dir / "report.json") if out_dir else None,
             tokens_per_s=report["tokens_per_s"], best_val_loss=best["val_loss"], best_step=best["step"])
-    if env.world_size > 1:
-        dist.barrier()
-    cleanup()
-    return 0
+
+
+def make_report(job: FineTune, src: Sources, result, tokens: int, peak: int, train_s: float, t_wall: float) -> dict:
+    """report.json: the run, its speed and memory, the best validation result and the data."""
+    args, env, best, out_dir, val_set = job.args, job.env, job.best, job.out_dir, job.val_set
+    return {
+        "run": args.run_name, "model": src.model, "finetune": args.finetune, "parallel": job.mode,
+        "precision": args.precision, "world_size": env.world_size, "steps": result.step,
+        "steps_this_run": result.step - result.resumed_from, "resumed_from": result.resumed_from,
+        "restarts": env.restart_count, "epochs": result.epoch, "final_train_loss": result.final_loss,
+        "weights_sha256": result.weights_sha256, "tokens_this_run": tokens,
+        "tokens_per_s": round(tokens / train_s, 2) if train_s > 0 else None, "train_s": round(train_s, 3),
+        "wall_s": round(time.perf_counter() - t_wall, 3), "peak_memory_bytes": peak,
+        "peak_memory_kind": "cuda_allocated" if env.device.type == "cuda" else "cpu_max_rss",
+        "params": job.net.total, "trainable_params": job.net.trainable,
+        "best": None if best["val_loss"] is None else {
+            "step": best["step"], "epoch": best["epoch"], "val_loss": best["val_loss"],
+            "val_ppl": math.exp(min(best["val_loss"], 50.0)),
+            "path": str(out_dir / BEST_LINK) if out_dir is not None else None},
+        "last_eval": job.trainer.last_eval,
+        "data": {"train": {"file": args.train_file, "records": len(src.train_index), "items": len(job.train_set),
+                           "shapes": src.train_index.shapes, "packing": args.packing, "seq_len": args.seq_len},
+                 "val": None if val_set is None else {"file": args.val_file, "records": len(val_set.index),
+                                                      "items": len(val_set)}},
+    }
 
 
 if __name__ == "__trainkit_warm__":

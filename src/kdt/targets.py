@@ -318,12 +318,13 @@ MARKER_SPAN = 8192      # a YAML file's marker is looked for in its first 8 KiB 
 _MARKER = re.compile(r"^[ \t]*#[ \t]*kdt:trainer-version[ \t]*[=:][ \t]*v?([0-9]+\.[0-9]+)", re.MULTILINE)
 
 
-def trainer_release(value: str) -> str:
-    """'2.1', 'v2.1.0' -> '2.1'; a release the project does not support is a UsageError."""
+def trainer_release(value: str, what: str = "Trainer") -> str:
+    """'2.1', 'v2.1.0' -> '2.1'; a release the project does not support is a UsageError (`what` names where
+    the value came from: a marker's Trainer, the --trainer-version flag)."""
     m = re.match(r"^v?(\d+)\.(\d+)(?:\.\d+)?$", str(value).strip())
     short = f"{m.group(1)}.{m.group(2)}" if m else str(value)
     if short not in versions.TRAINER_RELEASES:
-        raise UsageError(f"Trainer {value}: not supported; choose one of {', '.join(versions.TRAINER_RELEASES)}")
+        raise UsageError(f"{what} {value}: not supported; choose one of {', '.join(versions.TRAINER_RELEASES)}")
     return short
 
 

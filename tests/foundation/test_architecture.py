@@ -29,11 +29,32 @@ def _modules() -> dict[str, Path]:
 
 
 _KIND_NAMES = {k.kind for k in K.ALL}
-_KIND_CONSTANTS = {"KIND", "TRAINJOB", "TRAINING_RUNTIME", "CLUSTER_TRAINING_RUNTIME", "RUNTIME_KINDS"}
+
+
+def _kind_constants() -> set[str]:
+    """The names under which kdt.operators keeps a registered kind's name (`TV2.TRAINJOB`, `JS.KIND`,
+    `TV2.RUNTIME_KINDS`), read off the modules, so that a new one is held too."""
+    import importlib
+    import pkgutil
+
+    import kdt.operators as O
+    out = set()
+    for info in pkgutil.walk_packages(O.__path__, "kdt.operators."):
+        for name, value in vars(importlib.import_module(info.name)).items():
+            values = value if isinstance(value, tuple) and value else (value,)
+            if name.isupper() and all(isinstance(v, str) and v in _KIND_NAMES for v in values):
+                out.add(name)
+    return out
+
+
+_KIND_CONSTANTS = _kind_constants()
 
 
 def _is_kind_ref(node) -> bool:
-    """`x.kind`, `x["kind"]`, `x.get("kind")`."""
+    """`x.kind`, `x["kind"]`, `x.get("kind")`, `str(...)` of one."""
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "str"
+            and len(node.args) == 1):
+        return _is_kind_ref(node.args[0])
     if isinstance(node, ast.Attribute) and node.attr == "kind":
         return True
     if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and node.slice.value == "kind":
@@ -43,11 +64,13 @@ def _is_kind_ref(node) -> bool:
 
 
 def _names_a_kind(node) -> bool:
-    """A registered kind's name as a literal (or in a tuple of them), or an operators' kind constant."""
+    """A registered kind's name as a literal (or in a tuple of them), or an operators' kind constant (the
+    registry's own objects, `K.TRAINJOB`, are kinds, not names)."""
     for n in ast.walk(node):
         if isinstance(n, ast.Constant) and n.value in _KIND_NAMES:
             return True
-        if isinstance(n, ast.Attribute) and n.attr in _KIND_CONSTANTS:
+        if (isinstance(n, ast.Attribute) and n.attr in _KIND_CONSTANTS
+                and not (isinstance(n.value, ast.Name) and n.value.id in ("K", "kinds"))):
             return True
     return False
 
@@ -69,6 +92,30 @@ def test_no_stage_outside_the_registry_compares_a_kind_name():
                     and any(n.endswith(str(node.args[0].value)) for n in _KIND_NAMES)):
                 offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert not offenders, "ask kdt.kinds instead of comparing kind names: " + ", ".join(offenders)
+
+
+def _fstring_parts(tree) -> set[int]:
+    return {id(v) for n in ast.walk(tree) if isinstance(n, ast.JoinedStr) for v in ast.walk(n)}
+
+
+def test_no_lint_rule_names_a_kind_but_through_the_registry():
+    """The lint rules go further: a rule names a kind only as the registry's object (`K.LOCAL_QUEUE`,
+    `K.of(doc) is K.VOLCANO_JOB`), never by its name, so neither `str(doc.kind) == "Job"`, nor a constant
+    `LOCAL_QUEUE = "LocalQueue"` compared with a document's kind, nor a helper handed `"PodGroup"`, nor
+    `kind in TV2.RUNTIME_KINDS`: a registered kind's name as a literal (messages' f-strings aside) or a
+    comparison with the operators' tables of kind names."""
+    offenders = []
+    for mod, path in _modules().items():
+        if not mod.startswith("kdt.lint"):
+            continue
+        tree = ast.parse(path.read_text())
+        in_fstring = _fstring_parts(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and node.value in _KIND_NAMES and id(node) not in in_fstring:
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.value!r}")
+            if isinstance(node, ast.Compare) and any(_names_a_kind(s) for s in [node.left, *node.comparators]):
+                offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not offenders, "name kinds by kdt.kinds (K.of(doc), K.<KIND>.matches(doc)): " + ", ".join(offenders)
 
 
 def test_every_kind_is_registered_once_and_found_by_its_identity():
@@ -100,6 +147,55 @@ def test_the_checklists_name_files_that_exist():
     assert len(paths) >= 10
     missing = [p for p in sorted(paths) if not (ROOT / p.rstrip("/")).exists()]
     assert not missing, f"docs/architecture.md names files that do not exist: {missing}"
+
+
+_SHAPES = "kdt.operators.trainer_v2.shapes"
+
+
+def _imported(path: Path, tree) -> set[str]:
+    """Every module (and `from` name, as module.name) a file imports, relative imports resolved."""
+    package = _module(path).split(".") if path.is_relative_to(PKG) else []
+    if package and path.name != "__init__.py":
+        package = package[:-1]
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = package[:len(package) - node.level + 1] if node.level else []
+            mod = ".".join([*base, *([node.module] if node.module else [])])
+            out |= {mod} | {f"{mod}.{a.name}" for a in node.names}
+    return out
+
+
+def _reads_by_path(tree, name: str) -> bool:
+    """A string (not a docstring) naming the file: a reader by path, such as a generator."""
+    docs = {id(n.body[0].value) for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.body
+            and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+    return any(isinstance(n, ast.Constant) and isinstance(n.value, str) and name in n.value and id(n) not in docs
+               for n in ast.walk(tree))
+
+
+def test_the_trainer_shape_checklist_names_every_reader_of_the_shape_table():
+    """"Adding a Trainer shape" names every module that imports (or reads) operators/trainer_v2/shapes.py:
+    a new shape's columns are read there, so a reader the checklist leaves out is a file a new shape forgets."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    start = text.index("**Adding a Trainer shape**")
+    section = text[start:text.index("**Adding", start + 1)]
+    named = set(re.findall(r"`((?:src|tests|scripts|bench|charts)/[^`*<> ]+)`", section))
+    table = PKG / "operators" / "trainer_v2" / "shapes.py"
+    readers = []
+    for folder in ("src", "scripts", "bench", "tests"):
+        for path in sorted((ROOT / folder).rglob("*.py")):
+            if path in (table, Path(__file__).resolve()) or "__pycache__" in path.parts:
+                continue
+            tree = ast.parse(path.read_text())
+            if _SHAPES in _imported(path, tree) or _reads_by_path(tree, "trainer_v2/shapes.py"):
+                readers.append(str(path.relative_to(ROOT)))
+    assert len(readers) >= 10, readers          # the expansion, the webhook, torchtune, the migration, lint, ...
+    missing = [r for r in readers if r not in named]
+    assert not missing, f"docs/architecture.md \"Adding a Trainer shape\" does not name these readers of the table: {missing}"
 
 
 @pytest.mark.parametrize("kind", [k for k in K.ALL if k.role == K.JOB], ids=lambda k: k.id)

@@ -67,7 +67,7 @@ def test_unknown_kind_exit_1_or_with_the_flag_a_warning_and_exit_0(validate_cli,
 
 @pytest.mark.parametrize("args,message", [
     (["--kubernetes-version", "1.9", f"{F}/jobset-valid.yaml"], "--kubernetes-version 1.9: no schemas for it"),
-    (["--trainer-version", "2.2", f"{F}/jobset-valid.yaml"], "invalid choice: '2.2'"),
+    (["--trainer-version", "2.2", f"{F}/jobset-valid.yaml"], "--trainer-version 2.2: not supported; choose one of 2.1, 2.3"),
     (["-o", "xml", f"{F}/jobset-valid.yaml"], "invalid choice: 'xml'"),
 ])
 def test_usage_errors_exit_2_with_one_line(validate_cli, args, message):

@@ -55,6 +55,34 @@ def add_live_arg(parser: argparse.ArgumentParser) -> None:
                              "live-admission and live-preview")
 
 
+def trainer_version_arg(value: str) -> str:
+    """The one check of --trainer-version: a release of kdt.versions.TRAINER ('2.3', 'v2.3.0' -> '2.3'),
+    anything else one line and exit 2 (kdt.targets.trainer_release, the check of the markers too)."""
+    from ..targets import trainer_release
+    return trainer_release(value, "--trainer-version")
+
+
+def kubernetes_version_arg(value: str) -> str:
+    """The one check of --kubernetes-version: a release whose schemas are bundled ('v1.35.2' -> '1.35'),
+    anything else one line and exit 2 (kdt.schemas.kubernetes_version)."""
+    from ..schemas import kubernetes_version
+    return kubernetes_version(value)
+
+
+def add_trainer_version_arg(parser: argparse.ArgumentParser, default: str) -> None:
+    """--trainer-version X.Y for every command that takes it; `default` says what decides without it."""
+    parser.add_argument("--trainer-version", metavar="X.Y", type=trainer_version_arg, default=None,
+                        help=f"Trainer release ({', '.join(versions.TRAINER_RELEASES)}; v2.3.0 reads as 2.3) "
+                             f"{default}")
+
+
+def add_kubernetes_version_arg(parser: argparse.ArgumentParser, uses: str) -> None:
+    """--kubernetes-version X.Y for every command that takes it; `uses` says what the command reads of it."""
+    parser.add_argument("--kubernetes-version", metavar="X.Y", type=kubernetes_version_arg,
+                        default=versions.KUBERNETES_DEFAULT,
+                        help=f"Kubernetes release the cluster runs: {uses} (default: {versions.KUBERNETES_DEFAULT})")
+
+
 def cluster_of(args):
     from ..cluster import load
     return load(None, args.pytorch_init_container_template)

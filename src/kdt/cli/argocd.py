@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import sys
 
-from . import Parser, add_cluster_args, add_output_args, cluster_of, invoke, output
+from . import Parser, add_cluster_args, add_output_args, add_trainer_version_arg, cluster_of, invoke, output
 from .. import argocd as A
 from .. import findings as F
 from .. import kinds as K
@@ -44,9 +44,8 @@ def main(argv=None) -> int:
     p.add_argument("--applications", action="store_true",
                    help="print the Application objects (YAML) the ApplicationSets generate, then the report to stderr")
     p.add_argument("--no-render", action="store_true", help="expand and check paths only; do not render the sources")
-    p.add_argument("--trainer-version", type=T.trainer_release, default=None,
-                   help="Trainer release of the rendered TrainJobs and runtimes (default: the source's "
-                        f"`# kdt:trainer-version` marker, as validate reads it; else {versions.TRAINER_DEFAULT})")
+    add_trainer_version_arg(p, "of the rendered TrainJobs and runtimes (default: the source's "
+                               f"`# kdt:trainer-version` marker, as validate reads it; else {versions.TRAINER_DEFAULT})")
     add_cluster_args(p)
     add_output_args(p)
     args = p.parse_args(argv)

@@ -20,9 +20,9 @@ from __future__ import annotations
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from . import Parser, add_cluster_args, add_jobs_arg, add_output_args, cluster_of, output
+from . import (Parser, add_cluster_args, add_jobs_arg, add_kubernetes_version_arg, add_output_args,
+               add_trainer_version_arg, cluster_of, output)
 from .. import findings as F
-from .. import schemas
 from .. import targets as T
 from .. import trainer_release, versions
 from ..lint import config as C
@@ -48,14 +48,10 @@ def main(argv=None) -> int:
     p.add_argument("--list", action="store_true", help="list the rules (ID, level, why that level, summary) and exit")
     p.add_argument("--strict", action="store_true", help="refuse ignores (annotations and config file)")
     p.add_argument("--config", metavar="FILE", help=f"config file (default: {C.DEFAULT_FILE} at the repo root, if present)")
-    p.add_argument("--trainer-version", metavar="X.Y", type=T.trainer_release,
-                   help=f"Trainer release TrainJobs are written for ({', '.join(versions.TRAINER_RELEASES)}), for every "
-                        "target (default: as validate decides it: the target's `# kdt:trainer-version=X.Y` marker, "
-                        "the repository's pin, the shape of its Trainer objects, "
-                        f"else {versions.TRAINER_DEFAULT})")
-    p.add_argument("--kubernetes-version", metavar="X.Y", default=versions.KUBERNETES_DEFAULT,
-                   help="Kubernetes release the cluster runs: the Pod Security policy version of `latest` and of the "
-                        f"pod-security rule's default (default: {versions.KUBERNETES_DEFAULT})")
+    add_trainer_version_arg(p, "TrainJobs are written for, for every target (default: as validate decides it: the "
+                               "target's `# kdt:trainer-version=X.Y` marker, the repository's pin, the shape of its "
+                               f"Trainer objects, else {versions.TRAINER_DEFAULT})")
+    add_kubernetes_version_arg(p, "the Pod Security policy version of `latest` and of the pod-security rule's default")
     p.add_argument("--pod-security", metavar="LEVEL[:VERSION]",
                    help="profile the pod-security rule warns about: restricted, baseline or privileged, optionally "
                         "with a policy version (restricted:v1.30); default: the config's, else restricted at "
@@ -69,7 +65,7 @@ def main(argv=None) -> int:
             print(_list(), file=out)
         return 0
     cfg = C.load(args.config)
-    k8s = schemas.kubernetes_version(args.kubernetes_version)
+    k8s = args.kubernetes_version
     if args.pod_security:
         level, _, version = args.pod_security.partition(":")
         settings(level, version, k8s)      # a bad value is a usage error now, not in the middle of the run

@@ -33,15 +33,13 @@ still shown).
 """
 from __future__ import annotations
 
-import re
 import sys
 
 from ..yamlout import quote_ambiguous
-from . import Parser, add_cluster_args, add_live_arg, cluster_of, invoke, output
+from . import Parser, add_cluster_args, add_live_arg, add_trainer_version_arg, cluster_of, invoke, output
 from .. import findings as F
 from .. import targets as T
 from ..diff import field_changes
-from ..errors import UsageError
 from ..merge_preview import (Limit, Loader, elided_lines, expand_documents, explain_lines, kueue_workloads, pod_notes,
                              summary_line, workload_line)
 from ..operators.training_operator_v1 import facts as TO1
@@ -81,8 +79,8 @@ def _yaml():
 def main(argv=None) -> int:
     p = Parser(prog="merge_preview.py", description=__doc__)
     p.add_argument("paths", nargs="*", help="overlay folders, chart values files or YAML files (default: every target)")
-    p.add_argument("--trainer-version", metavar="X.Y", help="Trainer release to preview for (2.1: podTemplateOverrides; "
-                   "2.2+: runtimePatches); default: inferred per TrainJob from the fields it uses")
+    add_trainer_version_arg(p, "to preview for (2.1: podTemplateOverrides; 2.2+: runtimePatches); default: "
+                               "inferred per TrainJob from the fields it uses")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--diff", action="store_true", help="show what the operator changes, field by field, against the unmerged template")
     mode.add_argument("--explain", action="store_true", help="for each injected or overridden field, say where it came from")
@@ -97,9 +95,7 @@ def main(argv=None) -> int:
     add_cluster_args(p)
     add_live_arg(p)
     args = p.parse_args(argv)
-    if args.trainer_version and not re.fullmatch(r"v?2\.\d+(\.\d+)?", args.trainer_version):
-        raise UsageError(f"--trainer-version {args.trainer_version!r}: expected a Trainer v2 release such as 2.1 or 2.3")
-    version = args.trainer_version.lstrip("v") if args.trainer_version else None
+    version = args.trainer_version
     cluster = cluster_of(args)
     options = {**cluster.options, **({TO1.GANG_OPTION: args.gang_scheduler} if args.gang_scheduler else {}),
                **({"limit": Limit(None)} if args.all else {})}

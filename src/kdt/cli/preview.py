@@ -21,7 +21,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from . import Parser, add_cluster_args, add_live_arg, cluster_of, invoke
+from . import Parser, add_cluster_args, add_kubernetes_version_arg, add_live_arg, cluster_of, invoke
 from .. import findings as F
 from .. import kinds as K
 from .. import summary, targets, trainer_release, versions
@@ -37,9 +37,7 @@ from ..validate import supersede, validate_documents
 def main(argv=None) -> int:
     p = Parser(prog="preview.py", description=__doc__)
     p.add_argument("paths", nargs="*", help="targets (default: every overlay and chart values file)")
-    p.add_argument("--kubernetes-version", default=versions.KUBERNETES_DEFAULT, metavar="X.Y",
-                   help=f"Kubernetes release the cluster runs: its schemas, and the Pod Security policy version "
-                        f"of `latest` (default: {versions.KUBERNETES_DEFAULT})")
+    add_kubernetes_version_arg(p, "its schemas, and the Pod Security policy version of `latest`")
     add_cluster_args(p)
     add_live_arg(p)
     args = p.parse_args(argv)

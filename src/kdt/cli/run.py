@@ -31,7 +31,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import Parser, invoke
+from . import Parser, add_trainer_version_arg, invoke
 from .. import findings as F
 from .. import kinds as K
 from .. import targets as T
@@ -129,7 +129,7 @@ def _parser() -> Parser:
     p.add_argument("--workdir", metavar="DIR", help="the run's folder (volumes, logs, timeline); default: a new temporary folder")
     p.add_argument("--timeline", metavar="FILE.png", help="draw the timeline (loss, pods, faults) into this PNG")
     p.add_argument("--events", metavar="FILE.jsonl", help="write the timeline's events as JSON lines")
-    p.add_argument("--trainer-version", metavar="X.Y", help="Trainer release (default: inferred per TrainJob)")
+    add_trainer_version_arg(p, "(default: inferred per TrainJob)")
     p.add_argument("--jobset-feature-gates", metavar="GATE=true,...", default="",
                    help="feature gates the JobSet controller runs with (RestartJob, InPlaceRestart: alpha, off by default)")
     p.add_argument("--quiet", action="store_true", help="print the verdict only")
@@ -165,7 +165,7 @@ def _expanded(args) -> tuple[str, list, list]:
         if args.nproc_per_node < 1:
             raise UsageError("--nproc-per-node must be at least 1")
         docs = _override_nproc(docs, args.nproc_per_node)
-    version = args.trainer_version.lstrip("v") if args.trainer_version else None
+    version = args.trainer_version
     # every pod, however many (the preview's default shows the first and last past a limit)
     expanded, efs = expand_documents(docs, trainer_version=version, options={"limit": Limit(None)})
     errors = [f for f in efs if f.level == F.ERROR]

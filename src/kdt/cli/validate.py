@@ -46,7 +46,8 @@ import re
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from . import Parser, add_jobs_arg, add_live_arg, add_output_args, output, invoke
+from . import (Parser, add_jobs_arg, add_kubernetes_version_arg, add_live_arg, add_output_args,
+               add_trainer_version_arg, invoke, output)
 from .. import findings as F
 from .. import kinds as K
 from .. import report, schemas, targets, trainer_release, versions
@@ -66,12 +67,9 @@ TOOL = "validate"
 def main(argv=None) -> int:
     p = Parser(prog="validate.py", description=__doc__)
     p.add_argument("paths", nargs="*", help="YAML files, folders, overlays, chart values files, or - (default: every target)")
-    p.add_argument("--kubernetes-version", default=versions.KUBERNETES_DEFAULT, metavar="X.Y",
-                   help=f"Kubernetes schemas to use (default: {versions.KUBERNETES_DEFAULT}; "
-                        f"available: {', '.join(schemas.kubernetes_versions())})")
-    p.add_argument("--trainer-version", choices=versions.TRAINER_RELEASES, default=None,
-                   help=f"Kubeflow Trainer release of the TrainJob/runtime/JobSet schemas, for every target "
-                        f"(default: each target's `# kdt:trainer-version=X.Y` marker, else {versions.TRAINER_DEFAULT})")
+    add_kubernetes_version_arg(p, f"its schemas ({', '.join(schemas.kubernetes_versions())})")
+    add_trainer_version_arg(p, "of the TrainJob/runtime/JobSet schemas, for every target (default: each target's "
+                               f"`# kdt:trainer-version=X.Y` marker, else {versions.TRAINER_DEFAULT})")
     p.add_argument("--ignore-missing-schemas", action="store_true",
                    help="a kind without a schema is a warning instead of an error")
     p.add_argument("--crd", action="append", default=[], metavar="PATH",
@@ -86,7 +84,7 @@ def main(argv=None) -> int:
     add_output_args(p)
     add_live_arg(p)
     args = p.parse_args(argv)
-    k8s = schemas.kubernetes_version(args.kubernetes_version)
+    k8s = args.kubernetes_version
     crds = tuple(args.crd)
     if crds:
         from ..schemas import crds as crd_schemas

@@ -20,6 +20,7 @@ proof (kdt.migrate.compare) matches.
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 from typing import Any
 
 from ..fields import as_dict, as_int, as_list
@@ -225,15 +226,64 @@ def _set(obj: Any, path: tuple, value: Any) -> None:
 
 
 # ------------------------------------------------------------------------------------------- the plan
+@dataclass
+class _Job:
+    """What the plan reads of the PyTorchJob, once: the one pod template (the Master's, else the Worker's),
+    its `pytorch` container, where they sit, and the job's sizes."""
+    data: dict
+    spec: dict
+    reps: dict              # replica type -> (key as written, replica spec)
+    src: Any                # the round-trip values (comments kept)
+    master: Any
+    worker: Any
+    prs: dict               # the replica spec of the one template
+    tmpl: dict
+    pod: dict
+    c: dict                 # container pytorch
+    spath: tuple            # the pod spec's path
+    cpath: tuple            # the container's path
+    s_pod: Any
+    s_c: Any
+    elastic: dict | None
+    run_policy: dict
+    counts: dict            # replica type -> replicas
+    nodes: int
+    worker_nodes: range | None
+    patch_pod: Any
+    patch_c: Any
+    own: dict               # the container's own env: name -> value (None: valueFrom)
+
+
 def plan(doc, ctx) -> Plan:
-    """The migration of PyTorchJob `doc` to the TrainJob shape of `ctx.version` (kdt.kinds.MigrateContext)."""
+    """The migration of PyTorchJob `doc` to the TrainJob shape of `ctx.version` (kdt.kinds.MigrateContext):
+    the job read once, then the steps of the module's docstring, in the order their patch operations run."""
     version = SH.checked_as(ctx.version)
     p = Plan(doc, version, after_key=(TV2.GROUP, TV2.TRAINJOB, doc.namespace, doc.name))
+    j = _read(p, doc, ctx, version)
+    if j is None:
+        return p
+    # torchft replica groups: each pod one group, restarting alone (row replica-group-restarts)
+    p.facts["replica_groups"] = TFT.runs_group(j.c)
+    rdzv, drop_env = _rendezvous_step(p, j)                    # 2. torchrun's rendezvous
+    if j.master and j.worker:                                  # 1. one template: what the Worker's sets otherwise
+        _replica_differences(p, j.master, j.worker, j.reps, drop_env, j.worker_nodes)
+    _findings(p, j.spec, j.run_policy, j.elastic, j.c, j.cpath, j.nodes, version)   # the job's own fields
+    _trainjob_ops(p, doc, j, rdzv, drop_env, version)          # 3. the TrainJob
+    _runtime_ref(p, ctx, doc, j, rdzv, version)                # 4. its runtime
+    _trainer(p, j, rdzv, drop_env, version)
+    _patches(p, ctx, j.tmpl, j.pod, j.c, j.spath, j.cpath, version, j.patch_pod, j.patch_c)
+    _run_policy(p, j, version)
+    p.extra = [c for d in ctx.docs if d is not doc and (c := _companion(d, doc, version)) is not None]
+    return p
+
+
+def _read(p: Plan, doc, ctx, version: str) -> _Job | None:
+    """The job as the plan reads it; None (with the finding) when it cannot move."""
     data = doc.data if isinstance(doc.data, dict) else {}
     spec = as_dict(data.get("spec"))
     reps = _replicas(p, spec)
     if reps is None:
-        return p
+        return None
     src = ctx.load(doc) if ctx.load is not None else copy.deepcopy(data)   # round-trip values (comments kept)
     master, worker = reps.get(TO1.MASTER), reps.get(TO1.WORKER)
     pkey, prs = master or worker
@@ -244,23 +294,25 @@ def plan(doc, ctx) -> Plan:
               if isinstance(c, dict) and c.get("name") == TO1.CONTAINER_NAME)
     c = pod["containers"][ci]
     spath = base + ("spec",)
-    cpath = spath + ("containers", ci)
     s_pod = _get(src, spath)
-    s_c = s_pod["containers"][ci]
-    elastic = spec.get("elasticPolicy") if isinstance(spec.get("elasticPolicy"), dict) else None
-    run_policy = as_dict(spec.get("runPolicy"))
     counts = {canon: as_int(r.get("replicas"), INJ.V1_DEFAULT_REPLICAS) or 0 for canon, (_, r) in reps.items()}
     nodes = sum(counts.values())
     worker_nodes = range(counts.get(TO1.MASTER, 0), nodes) if master else None     # a range: 2**30 nodes cost nothing
     patch_pod, patch_c = TV2.patch_fields(version)
     own = {str(e.get("name")): e.get("value") if "valueFrom" not in e else None
            for e in as_list(c.get("env")) if isinstance(e, dict) and e.get("name") is not None}
+    return _Job(data=data, spec=spec, reps=reps, src=src, master=master, worker=worker, prs=prs, tmpl=tmpl, pod=pod,
+                c=c, spath=spath, cpath=spath + ("containers", ci), s_pod=s_pod, s_c=s_pod["containers"][ci],
+                elastic=spec.get("elasticPolicy") if isinstance(spec.get("elasticPolicy"), dict) else None,
+                run_policy=as_dict(spec.get("runPolicy")), counts=counts, nodes=nodes, worker_nodes=worker_nodes,
+                patch_pod=patch_pod, patch_c=patch_c, own=own)
 
-    # torchft replica groups: each pod one group, restarting alone (row replica-group-restarts)
-    p.facts["replica_groups"] = TFT.runs_group(c)
 
-    # 2. torchrun's rendezvous
-    rdzv = _rendezvous(p, c, cpath, elastic, own)
+def _rendezvous_step(p: Plan, j: _Job) -> tuple[Rendezvous, set]:
+    """Step 2 (rows torchrun-rendezvous, group-restarts, process-env, reserved-env): the words of torchrun's
+    command line that go, and the env that goes with them or that Trainer reserves (its notes and claims)."""
+    c, own = j.c, j.own
+    rdzv = _rendezvous(p, c, j.cpath, j.elastic, own)
     removed_refs = set().union(*(L.references(w.text) for w in rdzv.removed)) if rdzv.removed else set()
     kept_words = [w for w in L.words(c) if w not in rdzv.removed]
     still = set().union(*(L.references(w.text) for w in kept_words)) if kept_words else set()
@@ -297,22 +349,19 @@ def plan(doc, ctx) -> Plan:
     if L.find(c) is None and L.in_shell(c) is None:
         p.finding("process-env", "the container does not start torchrun: the Training Operator gave it MASTER_ADDR, "
                   "MASTER_PORT, WORLD_SIZE and RANK, Trainer gives PET_* only; a program that reads them (torch's "
-                  "env:// init) needs torchrun, or these four in trainer.env", cpath + ("name",),
+                  "env:// init) needs torchrun, or these four in trainer.env", j.cpath + ("name",),
                   claims=[("facts", "env " + n) for n in M.PROCESS_ENV])
+    return rdzv, drop_env
 
-    # 1. one template: what the Worker's sets otherwise
-    if master and worker:
-        _replica_differences(p, master, worker, reps, drop_env, worker_nodes)
 
-    # findings of the job's own fields
-    _findings(p, spec, run_policy, elastic, c, cpath, nodes, version)
-
-    # 3. the TrainJob
-    ops = p.ops
+def _trainjob_ops(p: Plan, doc, j: _Job, rdzv: Rendezvous, drop_env: set, version: str) -> None:
+    """Step 3 begins: the container is the one the plan read (a test), env read from the pod's index, the
+    removed words and env, and the object becomes a TrainJob (row job-kind)."""
+    ops, c, cpath = p.ops, j.c, j.cpath
     note = (f"{NOTE_HEADER}: PyTorchJob {doc.name} -> TrainJob (Trainer {SH.of(version).label}); "
             "each step names its row of docs/migration.md")
     ops.append(Op("test", cpath + ("name",), TO1.CONTAINER_NAME, note=note))
-    _pod_index(p, c, cpath, bool(master and worker), drop_env)
+    _pod_index(p, c, cpath, bool(j.master and j.worker), drop_env)
     for part in ("command", "args"):
         for w in sorted((w for w in rdzv.removed if w.part == part), key=lambda w: -w.index):
             ops.append(Op("test", cpath + (part, w.index), w.text))
@@ -324,20 +373,30 @@ def plan(doc, ctx) -> Plan:
                       + ("reserved-env" if env[i]["name"] in TV2.RESERVED_ENV else "torchrun-rendezvous")))
     ops.append(Op("replace", ("apiVersion",), TV2.API_VERSION, note="job-kind"))
     ops.append(Op("replace", ("kind",), TV2.TRAINJOB))
-    runtime, rt_kind, rt_name, generated = _runtime(p, ctx, doc, spec, run_policy, prs, tmpl, s_pod, s_c, c, pod,
-                                                     version, nodes, rdzv, patch_pod, patch_c, elastic)
-    ops.append(Op("add", ("spec", "runtimeRef"), _cm(("apiGroup", TV2.GROUP), ("kind", rt_kind), ("name", rt_name)),
-                  note=f"job-kind: the runtime it runs on ({'generated for this job' if generated else 'given'})"))
+
+
+def _runtime_ref(p: Plan, ctx, doc, j: _Job, rdzv: Rendezvous, version: str) -> None:
+    """Step 4 (row pod-runtime): the runtime the TrainJob runs on, given or generated for it, and its runtimeRef."""
+    runtime, rt_kind, rt_name, generated = _runtime(p, ctx, doc, j.spec, j.run_policy, j.prs, j.tmpl, j.s_pod, j.s_c,
+                                                     j.c, j.pod, version, j.nodes, rdzv, j.patch_pod, j.patch_c,
+                                                     j.elastic)
+    p.ops.append(Op("add", ("spec", "runtimeRef"), _cm(("apiGroup", TV2.GROUP), ("kind", rt_kind), ("name", rt_name)),
+                    note=f"job-kind: the runtime it runs on ({'generated for this job' if generated else 'given'})"))
     p.runtime = f"{rt_kind}/{rt_name} ({'generated' if generated else 'given'})"
     if generated:
         p.added.append(runtime)
-    trainer = _cm(("numNodes", nodes))
-    npp = _nproc(p, spec, elastic, c, version)
+
+
+def _trainer(p: Plan, j: _Job, rdzv: Rendezvous, drop_env: set, version: str) -> None:
+    """Step 3 (rows node-count, trainer-container, python-unbuffered): spec.trainer, from the container."""
+    ops, c, cpath, counts = p.ops, j.c, j.cpath, j.counts
+    trainer = _cm(("numNodes", j.nodes))
+    npp = _nproc(p, j.spec, j.elastic, c, version)
     if npp is not None:
         trainer["numProcPerNode"] = npp
     ops.append(Op("add", ("spec", "trainer"), trainer,
                   note=f"node-count: {' + '.join(f'{k} {n}' for k, n in counts.items())} replicas; nproc"))
-    p.note("node-count", f"numNodes {nodes} ({' + '.join(f'{k} {n}' for k, n in counts.items())})")
+    p.note("node-count", f"numNodes {j.nodes} ({' + '.join(f'{k} {n}' for k, n in counts.items())})")
     p.note("trainer-container", "container pytorch's " + ", ".join(k for k in ("image", "command", "args", "env", "resources")
                                                                       if k in c) + " -> spec.trainer")
     rewritten = {w.part for w in rdzv.removed}
@@ -346,13 +405,14 @@ def plan(doc, ctx) -> Plan:
             # a comment on a command whose words were removed no longer holds
             ops.append(Op("move", ("spec", "trainer", dst), src=cpath + (key,), note=f"trainer-container: {key}"
                           if key == "image" else "", keep_comments=key not in rewritten))
+    env = as_list(c.get("env"))
     left_env = [e for e in env if not (isinstance(e, dict) and e.get("name") in drop_env)]
     if "env" in c:
         if left_env:
             ops.append(Op("move", ("spec", "trainer", "env"), src=cpath + ("env",)))
         else:
             ops.append(Op("remove", cpath + ("env",)))
-    if INJ.V1_PYTHONUNBUFFERED[0] not in own:
+    if INJ.V1_PYTHONUNBUFFERED[0] not in j.own:
         entry = _cm(("name", INJ.V1_PYTHONUNBUFFERED[0]), ("value", INJ.V1_PYTHONUNBUFFERED[1]))
         if left_env:
             ops.append(Op("add", ("spec", "trainer", "env", "-"), entry,
@@ -364,8 +424,12 @@ def plan(doc, ctx) -> Plan:
             ops.append(Op("add", ("spec", "trainer", "env"), seq,
                           note="python-unbuffered: the Training Operator set it on every container"))
         p.note("python-unbuffered", "PYTHONUNBUFFERED=0 written into trainer.env")
-    _patches(p, ctx, tmpl, pod, c, spath, cpath, version, patch_pod, patch_c)
-    # run policy fields the TrainJob has
+
+
+def _run_policy(p: Plan, j: _Job, version: str) -> None:
+    """The run policy fields the TrainJob has (rows suspend, active-deadline, managed-by); the PyTorchJob's own
+    spec fields go; the queue label stays (row kueue)."""
+    ops, run_policy, spec = p.ops, j.run_policy, j.spec
     if run_policy.get("suspend") is not None:
         ops.append(Op("move", ("spec", "suspend"), src=("spec", "runPolicy", "suspend"), note="suspend"))
         p.note("suspend", "runPolicy.suspend -> spec.suspend")
@@ -379,10 +443,8 @@ def plan(doc, ctx) -> Plan:
     for key in (TO1.REPLICA_SPECS, "runPolicy", "nprocPerNode", "elasticPolicy"):
         if key in spec:
             ops.append(Op("remove", ("spec", key)))
-    if S.QUEUE_LABEL in as_dict(as_dict(data.get("metadata")).get("labels")):
+    if S.QUEUE_LABEL in as_dict(as_dict(j.data.get("metadata")).get("labels")):
         p.note("kueue", f"the label {S.QUEUE_LABEL} stays on the TrainJob")
-    p.extra = [c for d in ctx.docs if d is not doc and (c := _companion(d, doc, version)) is not None]
-    return p
 
 
 def _pod_index(p: Plan, c: dict, cpath: tuple, two_types: bool, drop_env: set) -> None:

@@ -20,8 +20,6 @@ from ...operators.volcano import facts as VO
 from ._torchft import group_pods, setting
 from ._util import replica_specs
 
-VOLCANO_SCHEDULING, VOLCANO_BATCH, COSCHEDULING = "scheduling.volcano.sh", "batch.volcano.sh", "scheduling.x-k8s.io"
-
 
 @dataclass
 class Gang:
@@ -36,19 +34,16 @@ class Gang:
     world_what: str       # what `world` is
 
 
-def _is(doc, group: str, kind: str) -> bool:
-    return doc.group == group and str(doc.kind) == kind
-
-
-def _joining(pool, group: str, name: str, namespace: str) -> int | None:
-    """Pods of the run whose templates name PodGroup `name` (None: no template does)."""
+def _joining(pool, volcano: bool, name: str, namespace: str) -> int | None:
+    """Pods of the run whose templates name PodGroup `name`, Volcano's or else the coscheduling's (None: no
+    template does)."""
     total, found = 0, False
     for doc in pool:
         if namespace and doc.namespace and doc.namespace != namespace:
             continue
         for pt in K.pod_templates(doc):
             meta = as_dict(doc.get(pt.metadata_path)) if pt.metadata_path else {}
-            if group == VOLCANO_SCHEDULING:
+            if volcano:
                 joins = as_dict(meta.get("annotations")).get(VO.GROUP_NAME_ANNOTATION) == name
             else:
                 joins = as_dict(meta.get("labels")).get(SP.COSCHEDULING_POD_GROUP_LABEL) == name
@@ -84,7 +79,7 @@ def gangs(docs, pool) -> list[Gang]:
                 world, what = fewest, f"the fewest replica groups ({TFT.ENV_MIN_GROUPS})"
             out.append(Gang(doc, ("spec", "runPolicy", "schedulingPolicy", "minAvailable"), as_int(sp["minAvailable"]),
                             total, world if world is not None else total, "minAvailable", what))
-        elif _is(doc, VOLCANO_BATCH, "Job"):
+        elif K.VOLCANO_JOB.matches(doc):
             spec = as_dict(doc.get(("spec",)))
             tasks = [as_dict(t) for t in as_list(spec.get(VO.JOB_TASKS))]
             total = sum(as_int(t.get("replicas"), 0) or 0 for t in tasks)
@@ -96,13 +91,14 @@ def gangs(docs, pool) -> list[Gang]:
             if as_int(spec.get("minAvailable")):
                 out.append(Gang(doc, ("spec", "minAvailable"), as_int(spec["minAvailable"]), total, None,
                                 "minAvailable", "the tasks' replicas"))
-        elif _is(doc, VOLCANO_SCHEDULING, "PodGroup") or _is(doc, COSCHEDULING, "PodGroup"):
+        elif K.of(doc) in (K.VOLCANO_POD_GROUP, K.COSCHEDULING_POD_GROUP):
             size = as_int(doc.get(("spec", "minMember")))
             if size is None:
                 continue
-            pods = _joining(pool, doc.group, doc.name, doc.namespace)
+            volcano = K.VOLCANO_POD_GROUP.matches(doc)
+            pods = _joining(pool, volcano, doc.name, doc.namespace)
             if pods is not None:
-                how = (f"the pods annotated {VO.GROUP_NAME_ANNOTATION}: {doc.name}" if doc.group == VOLCANO_SCHEDULING
+                how = (f"the pods annotated {VO.GROUP_NAME_ANNOTATION}: {doc.name}" if volcano
                        else f"the pods labelled {SP.COSCHEDULING_POD_GROUP_LABEL}: {doc.name}")
                 out.append(Gang(doc, ("spec", "minMember"), size, pods, pods, "minMember", how))
         elif K.STATEFULSET.matches(doc):

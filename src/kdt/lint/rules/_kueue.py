@@ -23,39 +23,36 @@ from ...expand.model import Loader
 from ...fields import as_dict, as_list
 from ...operators.kueue import facts as KQ
 
+# The Kueue kinds the rules join (the registry's objects: a kind is asked of kdt.kinds, never named).
 LOCAL_QUEUE, CLUSTER_QUEUE, COHORT, FLAVOR, TOPOLOGY, WORKLOAD_PRIORITY_CLASS = (
-    "LocalQueue", "ClusterQueue", "Cohort", "ResourceFlavor", "Topology", "WorkloadPriorityClass")
+    K.LOCAL_QUEUE, K.CLUSTER_QUEUE, K.COHORT, K.RESOURCE_FLAVOR, K.TOPOLOGY, K.WORKLOAD_PRIORITY_CLASS)
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"    # the API server sets it on every Namespace (1.22+)
-
-
-def _kind(doc) -> str:
-    return str(doc.kind)
 
 
 @dataclass
 class QueueObjects:
     """The Kueue objects of a run and of the cluster, by kind and name."""
     local_queues: list = field(default_factory=list)
-    by_kind: dict = field(default_factory=dict)          # kind -> {name: Document}
-    declared: set = field(default_factory=set)           # (kind, namespace, name) the cluster file declares
+    by_kind: dict = field(default_factory=dict)          # Kind -> {name: Document}
+    declared: set = field(default_factory=set)           # (Kind, namespace, name) the cluster file declares
     tree: XK.QuotaTree = field(default_factory=XK.QuotaTree)
-    ambiguous: set = field(default_factory=set)          # (kind, name) defined twice, differently: not judged
+    ambiguous: set = field(default_factory=set)          # (Kind, name) defined twice, differently: not judged
 
-    def get(self, kind: str, name) -> object:
+    def get(self, kind: K.Kind, name) -> object:
         return self.by_kind.get(kind, {}).get(str(name)) if name is not None else None
 
-    def names(self, kind: str) -> list[str]:
+    def names(self, kind: K.Kind) -> list[str]:
         return sorted(self.by_kind.get(kind, {}))
 
-    def any(self, kind: str) -> bool:
-        return bool(self.local_queues) if kind == LOCAL_QUEUE else bool(self.by_kind.get(kind))
+    def any(self, kind: K.Kind) -> bool:
+        return bool(self.local_queues) if kind is LOCAL_QUEUE else bool(self.by_kind.get(kind))
 
-    def authoritative(self, kind: str) -> bool:
+    def authoritative(self, kind: K.Kind) -> bool:
         """Whether the cluster file declares objects of this kind: then they are all the cluster has."""
-        return any(k == kind for k, _, _ in self.declared)
+        return any(k is kind for k, _, _ in self.declared)
 
     def is_declared(self, doc) -> bool:
-        return (_kind(doc), doc.namespace, doc.name) in self.declared
+        return (K.of(doc), doc.namespace, doc.name) in self.declared
 
 
 _cache: list = [None]      # (docs, run_docs, cluster, QueueObjects): the objects themselves, compared by identity
@@ -70,12 +67,12 @@ def queue_objects(docs, ctx) -> QueueObjects:
     if got is not None and got[0] is docs and got[1] is ctx.run_docs and got[2] is ctx.cluster:
         return got[3]
     cluster = cluster_objects(ctx)
-    out = QueueObjects(declared={(_kind(d), d.namespace, d.name) for d in cluster if d.group == KQ.GROUP})
+    out = QueueObjects(declared={(K.of(d), d.namespace, d.name) for d in cluster if d.group == KQ.GROUP})
     for d in list(ctx.pool(docs)) + cluster:
         if d.group != KQ.GROUP or not isinstance(d.data, dict):
             continue
-        kind = _kind(d)
-        if kind == LOCAL_QUEUE:
+        kind = K.of(d)
+        if kind is LOCAL_QUEUE:
             # every definition: a run may hold alternatives (two setups), and a job is refused only where
             # each of them refuses it
             if not any(q.name == d.name and q.namespace == d.namespace and q.data == d.data for q in out.local_queues):

@@ -38,17 +38,17 @@ WHY = ("Kueue keeps the job suspended for good: its Workload never gets quota (a
 _LABELS = ("metadata", "labels")
 
 
-def _missing(objs, kind: str, name: str, what: str, path, doc, found_in: str):
+def _missing(objs, kind: K.Kind, name: str, what: str, path, doc, found_in: str):
     """A finding for an object of `kind` the job needs and the queue objects lack; None when the run has no
     object of that kind (nothing to judge)."""
     if not objs.any(kind):
         return None
-    known = objs.names(kind) if kind != LOCAL_QUEUE else sorted({f"{q.namespace or '-'}/{q.name}" for q in objs.local_queues})
+    known = objs.names(kind) if kind is not LOCAL_QUEUE else sorted({f"{q.namespace or '-'}/{q.name}" for q in objs.local_queues})
     shown = ", ".join(known[:6]) + (", ..." if len(known) > 6 else "")
     if objs.authoritative(kind):
-        return doc.finding(ID, f"{what}: no {kind} {name!r} among the cluster's ({shown}; {found_in}): Kueue never "
+        return doc.finding(ID, f"{what}: no {kind.kind} {name!r} among the cluster's ({shown}; {found_in}): Kueue never "
                                "admits the job", path)
-    return doc.finding(ID, f"{what}: no {kind} {name!r} in the files checked ({shown}): it must exist on the cluster, "
+    return doc.finding(ID, f"{what}: no {kind.kind} {name!r} in the files checked ({shown}): it must exist on the cluster, "
                            "or Kueue never admits the job", path, WARNING)
 
 

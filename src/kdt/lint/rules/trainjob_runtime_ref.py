@@ -10,6 +10,7 @@ name is one upstream ships, such as torch-distributed).
 Source: trainer v2.1/v2.3 pkg/apis/trainer/v1alpha1/trainjob_types.go RuntimeRef;
 manifests/base/runtimes (upstream runtime names).
 """
+from ... import kinds as K
 from ...findings import ERROR, WARNING
 from ...operators.trainer_v2 import facts as TV2
 from ..pods import runtime_for
@@ -33,13 +34,14 @@ def check(docs, ctx):
         if not name:
             yield job.finding(ID, "runtimeRef.name is missing", ("spec", "runtimeRef"))
             continue
-        if kind not in TV2.RUNTIME_KINDS:
+        wanted = K.lookup(TV2.GROUP, kind) if isinstance(kind, str) else None
+        if wanted not in K.RUNTIMES:
             yield job.finding(ID, f"runtimeRef.kind {kind!r} is not one of {', '.join(TV2.RUNTIME_KINDS)}",
                               ("spec", "runtimeRef", "kind"))
             continue
         if runtime_for(job, ctx.pool(docs)) is not None:
             continue
-        other = [rt.kind for rt in pool if rt.name == name and rt.kind != kind]
+        other = [rt.kind for rt in pool if rt.name == name and not wanted.matches(rt)]
         if other:
             yield job.finding(ID, f"runtimeRef names {kind} {name!r}, but the stream has it as a {other[0]} "
                                   "(set runtimeRef.kind)", path)
