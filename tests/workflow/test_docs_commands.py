@@ -6,7 +6,8 @@ on an untagged one). Each block runs in order in a workspace: this repository's 
 relative path an example names that is not here (a folder of a user's repository) made as a minimal
 manifest; `/tmp/` is the test's own folder. What changes:
 - `kdt run`, `make run-local`: with `--dry-run` (everything checked, nothing started);
-- `make test|image|bench|lock`: `make -n` (what it would run);
+- `make test|image|bench|lock|live|judge|cluster-up`: `make -n` (what it would run);
+- `kdt cluster up`: its `--help` (tests/live starts the control plane);
 - `kubectl kustomize X | kubectl apply -f -`, `kubectl apply -k DIR`: the render (`kubectl kustomize`);
   `kubectl` against a cluster or a remote URL, and `kubectl logs|get`: listed, not run;
 - `helm install`: `helm template` with the same arguments;
@@ -104,8 +105,10 @@ def _transform(cmd: str) -> str | None:
         return f"kubectl kustomize {m.group(1)}"
     if cmd.startswith("helm install "):
         return "helm template " + cmd[len("helm install "):]
-    if re.match(r"make (test|image|bench|lock)\b", cmd):
+    if re.match(r"make (test|image|bench|lock|live|judge|cluster-up)\b", cmd):
         return "make -n " + cmd[len("make "):]
+    if cmd.startswith("kdt cluster up"):
+        return "kdt cluster up --help"
     if cmd.startswith("make run-local"):
         return (cmd.replace('ARGS="', 'ARGS="--dry-run ', 1) if 'ARGS="' in cmd else cmd + ' ARGS="--dry-run"')
     if re.search(r"(^|\| )kdt run ", cmd):

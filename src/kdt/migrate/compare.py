@@ -94,7 +94,7 @@ GANG_KEYS = frozenset({SCHED.COSCHEDULING_POD_LABEL, SCHED.VOLCANO_GROUP_ANNOTAT
 
 
 def operator_label(key: str) -> bool:
-    return str(key).split("/")[0] in M.OPERATOR_LABEL_DOMAINS or key in GANG_KEYS
+    return str(key).split("/")[0] in M.OPERATOR_LABEL_DOMAINS or key in M.OPERATOR_LABEL_KEYS or key in GANG_KEYS
 
 
 def _env_value(e: dict, pod: dict):

@@ -114,10 +114,11 @@ ROWS: tuple[Row, ...] = (
         "pods `<job>-master-0`, `<job>-worker-<i>`, each with a headless Service of its name; labels "
         "`training.kubeflow.org/*`",
         "pods of the Indexed Job `<job>-node-0`, hostname `<job>-node-0-<i>` in the JobSet's headless Service; "
-        "labels `jobset.sigs.k8s.io/*`, `batch.kubernetes.io/*`, env JOB_COMPLETION_INDEX", REPLACED,
+        "labels `jobset.sigs.k8s.io/*`, `batch.kubernetes.io/*`, `job-name`, `controller-uid`, env "
+        "JOB_COMPLETION_INDEX", REPLACED,
         "pkg/controller.v1/common/pod.go createNewPod; common/service.go CreateNewService",
         "jobset pkg/controllers/jobset_controller.go constructJob; kubernetes pkg/controller/job "
-        "indexed_job_utils.go"),
+        "indexed_job_utils.go, pkg/registry/batch/job/strategy.go"),
     Row("selectors", "pod",
         "label selectors of the pod (affinity, topology spread) on `" + INJ.V1_LABEL_JOB_NAME + "`, `"
         + INJ.V1_LABEL_REPLICA_TYPE + "`, `" + INJ.V1_LABEL_JOB_ROLE + "=master`",
@@ -322,6 +323,8 @@ LABEL_MASTER = (INJ.V1_LABEL_JOB_ROLE, "master", JS.COMPLETION_INDEX_KEY, "0")
 # controller's batch.kubernetes.io): a label of these on a pod is the operator's, compared by the rows above.
 OPERATOR_LABEL_DOMAINS = ("training.kubeflow.org", JS.LABEL_JOBSET_NAME.split("/")[0],
                           JS.COMPLETION_INDEX_KEY.split("/")[0])
+# and the Job's legacy name and uid labels, which its pods carry (kubernetes pkg/registry/batch/job/strategy.go)
+OPERATOR_LABEL_KEYS = (JS.LEGACY_LABEL_JOB_NAME, *JS.LABELS_CONTROLLER_UID)
 
 # Row "pod-index": the downward-API field of a pod's own index on each side. The Training Operator's label is
 # per pod in a job of one replica type, the completion index per pod of a replicated job that makes one Job
