@@ -65,13 +65,18 @@ def uses(doc: Document) -> list[Use]:
         if isinstance(node, dict):
             if any(k in node for k in ("command", "args", "volumeMounts")) and is_trainer(node):
                 words = []   # (word, where) over command then args, also inside `bash -c` scripts
+                # a path under one of the container's own mounts comes from that volume (the git-sync clone
+                # of components/git-code), not from the image
+                mounted = [m["mountPath"] for m in node.get("volumeMounts") or []
+                           if isinstance(m, dict) and isinstance(m.get("mountPath"), str)]
                 for key in ("command", "args"):
                     items = node.get(key)
                     if isinstance(items, list):
                         for i, item in enumerate(items):
                             if isinstance(item, str):
                                 for m in _PATH.finditer(item):
-                                    out.append(Use(doc, path + (key, i), m.group(1), "arg"))
+                                    kind = "volume" if any(under(m.group(1), v) for v in mounted) else "arg"
+                                    out.append(Use(doc, path + (key, i), m.group(1), kind))
                                 words += [(w, path + (key, i)) for w in item.split()]
                 for (w, _), (nxt, where) in zip(words, words[1:]):
                     if w == "-m" and re.fullmatch(r"[A-Za-z_][\w.]*", nxt):
@@ -158,6 +163,8 @@ def check(docs: list[Document], layouts: dict[str, Layout], dockerignore) -> tup
             for layout in layouts.values():
                 if use.kind == "module":
                     why = module_problem(use.value, layout, dockerignore)
+                elif use.kind == "volume":
+                    why = None
                 else:
                     why = problem(use.value, use.kind, layout, dockerignore, use.read_only)
                 if why:
@@ -180,8 +187,10 @@ def test_container_paths_exist_in_image(target, layouts, tf_layouts, dockerignor
     problems, found = check(rendered.documents, tf_layouts if tensorflow else layouts, dockerignore)
     assert not problems, "\n".join(problems)
     # every target runs a sample script from the image
-    scripts = [u.value for u in found if u.kind == "arg" and re.fullmatch(r"/app/training/\w+\.py", u.value)]
-    assert scripts, f"{target.name}: no /app/training/<sample>.py in any trainer command or args"
+    scripts = [u.value for u in found if u.kind == "arg" and re.fullmatch(r"/app/training/\w+\.py", u.value)
+               or u.kind == "volume" and re.fullmatch(r"/\S+/training/\w+\.py", u.value)
+               and (ROOT / "training" / u.value.rsplit("/", 1)[1]).is_file()]
+    assert scripts, f"{target.name}: no /app/training/<sample>.py (or this repository's sample in a clone of it) in any trainer command or args"
     modules = {u.value for u in found if u.kind == "module"}
     if tensorflow:   # TensorFlow runs its script directly: no torchrun, and its image has no torch
         assert "trainkit.torchrun" not in modules, f"{target.name}: torchrun in a TensorFlow recipe"
@@ -201,6 +210,9 @@ def user_problems(docs: list[Document], layouts: dict[str, Layout]) -> tuple[lis
             stack = [(doc.data, ())]
             while stack:
                 node, path = stack.pop()
+                if isinstance(node, dict) and isinstance(node.get("image"), str) \
+                        and versions.IMAGE_REPOSITORY not in node["image"]:
+                    continue     # a container of another image (the git-sync clone step) runs as that image's user
                 if isinstance(node, dict):
                     ctx = node.get("securityContext")
                     if isinstance(ctx, dict):

@@ -1,8 +1,8 @@
 """The judge on a real control plane (kdt.live): each class of difference the references found has a live
 case here, and the API server's and the operators' answers are set beside kdt's.
 
-Fixtures are written here. The control plane is the session's (tests/live/conftest.py: Kubernetes
-v1.36.3, Trainer 2.3.0 with JobSet v0.12.0, the Training Operator v1.9.4, Kueue's CRDs).
+Fixtures are written here. The control plane: Kubernetes v1.36.3, Trainer 2.3.0 with JobSet v0.12.0, the
+Training Operator v1.9.4, Kueue's and scheduler-plugins' CRDs (kdt.live.cluster), one for the checks.
 """
 from __future__ import annotations
 
@@ -86,10 +86,9 @@ def _errors(text: str, name: str = "live-fixture.yaml"):
     return [f for f in validate_documents(_docs(text, name)) if f.level == "error"]
 
 
-def test_trainjob_the_controller_creates_is_the_preview(live):
+def check_trainjob_the_controller_creates_is_the_preview(c):
     """Trainer 2.3 on a TrainJob: the JobSet (suspend copied from the TrainJob's defaulted suspend, env in the
     order the merge gives), its Jobs and pods, the runtime snapshot ConfigMap: field by field."""
-    c = live("2.3")
     docs = _docs(RUNTIME + "---\n" + TRAINJOB)
     res = judge(c, "live-trainjob", docs, "2.3", namespace="kdt-live-tj", options=_options())
     try:
@@ -104,8 +103,7 @@ def test_trainjob_the_controller_creates_is_the_preview(live):
         cleanup(c, "kdt-live-tj", docs)
 
 
-def test_pytorchjob_the_training_operator_creates_is_the_preview(live):
-    c = live("2.3")
+def check_pytorchjob_the_training_operator_creates_is_the_preview(c):
     text = """\
 apiVersion: kubeflow.org/v1
 kind: PyTorchJob
@@ -133,7 +131,7 @@ spec:
         cleanup(c, "kdt-live-ptj", docs)
 
 
-def test_a_crd_the_api_server_refuses_kdt_refuses(live):
+def check_a_crd_the_api_server_refuses_kdt_refuses(c):
     """kubectl-validate's testcases/crds: an unknown type (`strign`) is refused by the API server
     (apiextensions-apiserver validation.go); kdt's validate must refuse it too."""
     crd = """\
@@ -154,12 +152,12 @@ spec:
           properties:
             spec: {type: strign}
 """
-    proc = _create_dry(live("2.3"), crd)
+    proc = _create_dry(c, crd)
     assert proc.returncode != 0 and "strign" in proc.stderr
     assert _errors(crd), "kdt accepts a CRD the API server refuses"
 
 
-def test_a_map_list_with_duplicate_keys_is_refused_by_both(live):
+def check_a_map_list_with_duplicate_keys_is_refused_by_both(c):
     """JobSet's replicatedJobs is `x-kubernetes-list-type: map` keyed by name: two items with one name."""
     js = """\
 apiVersion: jobset.x-k8s.io/v1alpha2
@@ -172,12 +170,12 @@ spec:
     - name: w
       template: {spec: {template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}}}
 """
-    proc = _create_dry(live("2.3"), js)
+    proc = _create_dry(c, js)
     assert proc.returncode != 0 and "Duplicate value" in proc.stderr, proc.stderr
     assert any("Duplicate" in f.message or "duplicate" in f.message for f in _errors(js)), _errors(js)
 
 
-def test_a_cel_rule_on_a_list_item_is_evaluated_by_both(live):
+def check_a_cel_rule_on_a_list_item_is_evaluated_by_both(c):
     """Kueue v0.19.2's ClusterQueue: a flavor listing a resource not in its group's coveredResources is
     refused by the CEL rule on the resourceGroups item."""
     cq = """\
@@ -193,12 +191,12 @@ spec:
             - {name: cpu, nominalQuota: 1}
             - {name: memory, nominalQuota: 1Gi}
 """
-    proc = _create_dry(live("2.3"), cq)
+    proc = _create_dry(c, cq)
     assert proc.returncode != 0, "the API server accepted it"
     assert _errors(cq), "kdt accepts a ClusterQueue the CRD's CEL rule refuses: " + proc.stderr[-300:]
 
 
-def test_duplicate_container_ports_warn_on_both(live):
+def check_duplicate_container_ports_warn_on_both(c):
     pod = """\
 apiVersion: v1
 kind: Pod
@@ -211,14 +209,37 @@ spec:
         - {containerPort: 8080}
         - {containerPort: 8080}
 """
-    proc = _create_dry(live("2.3"), pod)
+    proc = _create_dry(c, pod)
     assert proc.returncode == 0 and "Warning:" in proc.stderr, proc.stderr
     # server-side apply refuses the same pod: its typed patch keys ports by (containerPort, protocol)
-    ssa = live("2.3").kubectl("apply", "--server-side", "--dry-run=server", "-f", "-", input=pod, check=False)
+    ssa = c.kubectl("apply", "--server-side", "--dry-run=server", "-f", "-", input=pod, check=False)
     assert ssa.returncode != 0 and "duplicate entries for key" in ssa.stderr, ssa.stderr
     warnings = [f for f in validate_documents(_docs(pod)) if f.level == "warning"]
     # the API server's own warning, path and words (pkg/api/pod/warnings.go)
     assert any(f"{f.path}: {f.message}" in proc.stderr for f in warnings), (warnings, proc.stderr)
+
+
+CHECKS = [check_trainjob_the_controller_creates_is_the_preview,
+          check_pytorchjob_the_training_operator_creates_is_the_preview,
+          check_a_crd_the_api_server_refuses_kdt_refuses, check_a_map_list_with_duplicate_keys_is_refused_by_both,
+          check_a_cel_rule_on_a_list_item_is_evaluated_by_both, check_duplicate_container_ports_warn_on_both]
+
+
+def test_each_class_on_the_real_control_plane(tmp_path):
+    """One control plane (Trainer 2.3.0, JobSet v0.12.0, the Training Operator v1.9.4), started for these
+    checks and stopped after them, so it costs the suite its start (about 20 s) and no idle time: every check
+    runs, and the failures are reported together."""
+    from kdt import cluster as cluster_file
+    from kdt.live import releases as R
+    from kdt.live.cluster import Cluster
+    failures = []
+    with Cluster.start(R.ReleaseSet(trainer="2.3"), folder=tmp_path / "cp", cluster_file=cluster_file.load()) as c:
+        for check in CHECKS:
+            try:
+                check(c)
+            except AssertionError as exc:
+                failures.append(f"{check.__name__}: {exc}")
+    assert not failures, "\n\n".join(failures)
 
 
 def test_a_component_that_dies_is_named_and_nothing_is_left(tmp_path):

@@ -79,7 +79,7 @@ def test_jobset_pods_indexed_with_labels_and_onfailure():
     assert p.obj["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"] == "2"
     assert p.obj["spec"]["subdomain"] == "tj" and p.obj["spec"]["restartPolicy"] == "OnFailure"
     assert {"name": "JOB_COMPLETION_INDEX", "valueFrom": {"fieldRef": {
-        "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}} in p.obj["spec"]["containers"][0]["env"]
+        "fieldPath": "metadata.labels['batch.kubernetes.io/job-completion-index']"}}} in p.obj["spec"]["containers"][0]["env"]
 
 
 def test_pytorchjob_backoff_limit_counts_restarts():
