@@ -124,9 +124,11 @@ cluster-up: live
 cluster-down: $(TOOLING)
 	$(KDT) cluster down $(ARGS)
 
-# The suite (tests/live included: the real control plane), then the live judge on every shipped target.
+# The fast suite, then the live stage: tests/live (the real control plane) and the live judge on every
+# shipped target at every supported release.
 test: $(FULL) live
-	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist worksteal --durations=15 $(ARGS)
+	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist worksteal --durations=15 --ignore=tests/live $(ARGS)
+	$(PY) -m pytest -n 2 -q tests/live
 	$(PY) bench/live_judge.py
 
 # Both locks from their requirements: the tooling set alone, then everything with the tooling versions held.

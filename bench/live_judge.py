@@ -49,7 +49,7 @@ def main(argv=None) -> int:
             judged = [a for a in res.admissions if a.skipped is None]
             agree = sum(1 for a in judged if a.agree)
             explained = sum(1 for d in res.differences if d.cause)
-            rows.append((res.target, res.release, len(res.admissions), f"{agree}/{len(judged)}", res.objects,
+            rows.append((res.target, res.release, res.training_operator, len(res.admissions), f"{agree}/{len(judged)}", res.objects,
                          res.fields, res.agreeing, explained, len(res.unexplained), len(res.missing), len(res.extra),
                          f"{res.seconds:.1f}"))
             for a in res.admissions:
@@ -80,7 +80,7 @@ def main(argv=None) -> int:
             for x, cause in res.extra_explained:
                 out.append(f"  {res.target}: {x}: not in the preview: explained ({cause})")
             if _target_bad(res):
-                failing.append(res.target)
+                failing.append((res.target, res.release, res.training_operator))
             if args.json:
                 Path(args.json).write_text(json.dumps([dict(zip(HEADER, r)) for r in rows], indent=1))
     except UsageError as exc:
@@ -93,10 +93,11 @@ def main(argv=None) -> int:
     for line in out:
         print(line)
     tot = lambda i: sum(r[i] for r in rows)   # noqa: E731
-    print(f"\nlive judge: {len(rows)} target(s), {tot(5)} fields compared, {tot(6)} agreeing, {tot(7)} explained, "
-          f"{tot(8)} unexplained; {tot(9)} missing, {tot(10)} extra; {time.monotonic() - t0:.0f} s")
+    print(f"\nlive judge: {len(rows)} target/release pair(s), {tot(6)} fields compared, {tot(7)} agreeing, "
+          f"{tot(8)} explained, {tot(9)} unexplained; {tot(10)} missing, {tot(11)} extra; "
+          f"{time.monotonic() - t0:.0f} s")
     failed = len(set(failing))
-    print(f"judge: {len(rows) - failed} passed, {failed} failed")    # a target passes with nothing unexplained
+    print(f"judge: {len(rows) - failed} passed, {failed} failed")    # a pair passes with nothing unexplained
     return 1 if bad else 0
 
 
@@ -105,7 +106,7 @@ def _target_bad(res) -> bool:
                 or any(a.skipped is None and not a.agree for a in res.admissions))
 
 
-HEADER = ("target", "trainer", "docs", "admission agree", "objects", "fields", "agreeing", "explained",
+HEADER = ("target", "trainer", "operator", "docs", "admission agree", "objects", "fields", "agreeing", "explained",
           "unexplained", "missing", "extra", "seconds")
 
 if __name__ == "__main__":

@@ -81,6 +81,7 @@ class Result:
     target: str
     release: str
     admissions: list[Admission] = field(default_factory=list)
+    training_operator: str = ""    # the Training Operator release judged against
     objects: int = 0               # objects matched
     fields: int = 0                # leaf fields compared
     differences: list[Difference] = field(default_factory=list)
@@ -426,31 +427,39 @@ def cleanup(cluster, namespace: str, docs: list[Document]) -> None:
 
 
 def run_targets(results, stream=None, trainer_releases: tuple[str, ...] | None = None, wait_s: float = 30.0,
-                compare: bool = True):
-    """Judge every rendered target (kdt.render results) at the Trainer release it is checked for, one
-    control plane per release, targets one after another; yields (render result, Result)."""
+                compare: bool = True, training_operators: tuple[str, ...] | None = None):
+    """Judge every rendered target (kdt.render results) at the Trainer release it is checked for and, where it
+    holds a kubeflow.org kind, at every Training Operator release (`training_operators`, default all of
+    kdt.versions.TRAINING_OPERATOR_RELEASES); one control plane per release set, targets one after another;
+    yields (render result, Result)."""
     import sys
     from .. import cluster as cluster_file
-    from .. import trainer_release
+    from .. import trainer_release, versions
     from . import releases as R
     from .cluster import Cluster
     from .verdicts import ours
     stream = stream or sys.stderr
     cfile = cluster_file.load()
-    groups: dict[str, list] = {}
+    tos = training_operators or tuple(versions.TRAINING_OPERATOR_RELEASES)
+    groups: dict[tuple, list] = {}
     for r in results:
         if not r.ok:
             continue
         rel = trainer_release.decide(r.target, r.documents).release
         if trainer_releases and rel not in trainer_releases:
             continue
-        groups.setdefault(rel, []).append(r)
-    for rel, rs in sorted(groups.items()):
-        with Cluster.start(R.ReleaseSet(trainer=rel), stream=stream, cluster_file=cfile) as c:
+        kubeflow_v1 = any(isinstance(d.data, dict) and str(d.data.get("apiVersion", "")).startswith("kubeflow.org/")
+                          for d in r.documents)
+        for to in (tos if kubeflow_v1 else (versions.TRAINING_OPERATOR_DEFAULT,)):
+            groups.setdefault((rel, to), []).append(r)
+    for (rel, to), rs in sorted(groups.items()):
+        rset = R.ReleaseSet(trainer=rel, training_operator=to)
+        with Cluster.start(rset, stream=stream, cluster_file=cfile) as c:
             for n, r in enumerate(rs):
                 ns = f"kdt-judge-{n}"
-                verdicts = ours(r.documents, rel, R.ReleaseSet(trainer=rel).training_operator, cfile)
+                verdicts = ours(r.documents, rel, to, cfile)
                 res = judge(c, r.target.name, r.documents, rel, verdicts, namespace=ns, options=cfile.options,
                             wait_s=wait_s, compare=compare)
+                res.training_operator = to
                 cleanup(c, ns, r.documents)
                 yield r, res
