@@ -219,7 +219,82 @@ spec:
     assert any(f"{f.path}: {f.message}" in proc.stderr for f in warnings), (warnings, proc.stderr)
 
 
-CHECKS = [check_trainjob_the_controller_creates_is_the_preview,
+MPI_WAITS = """\
+apiVersion: kubeflow.org/v1
+kind: MPIJob
+metadata: {name: kdt-live-mpi, namespace: default}
+spec:
+  slotsPerWorker: 1
+  mpiReplicaSpecs:
+    Launcher:
+      replicas: 1
+      template:
+        spec:
+          initContainers:
+            - name: wait-hostfile
+              image: ghcr.io/example/mpi:1
+              command: [sh, -c, "until [ -s /etc/mpi/hostfile ]; do sleep 5; done"]
+              volumeMounts: [{name: mpi-job-config, mountPath: /etc/mpi}]
+          containers:
+            - name: launcher
+              image: ghcr.io/example/mpi:1
+              command: [mpirun, -np, "2", /opt/app]
+    Worker:
+      replicas: 2
+      template:
+        spec:
+          containers: [{name: worker, image: ghcr.io/example/mpi:1}]
+"""
+# the same launcher mounting the hostfile's volume in its main container instead: the operator mounts it there
+MPI_COLLIDES = MPI_WAITS.replace("kdt-live-mpi", "kdt-live-mpi-b").replace(
+    "          initContainers:\n            - name: wait-hostfile\n              image: ghcr.io/example/mpi:1\n"
+    "              command: [sh, -c, \"until [ -s /etc/mpi/hostfile ]; do sleep 5; done\"]\n"
+    "              volumeMounts: [{name: mpi-job-config, mountPath: /etc/mpi}]\n", "").replace(
+    "              command: [mpirun, -np, \"2\", /opt/app]\n",
+    "              command: [mpirun, -np, \"2\", /opt/app]\n"
+    "              volumeMounts: [{name: mpi-job-config, mountPath: /etc/mpi}]\n")
+
+
+def _launcher(c, job: str, timeout: float = 30) -> tuple[dict | None, str]:
+    """The launcher pod the operator created, or None and the operator's event saying why not."""
+    end = time.monotonic() + timeout
+    why = ""
+    while time.monotonic() < end:
+        got = c.kubectl("get", "pod", f"{job}-launcher", "-n", "default", "-o", "json", check=False)
+        if got.returncode == 0:
+            return json.loads(got.stdout), ""
+        ev = c.kubectl("get", "events", "-n", "default", "--field-selector", f"involvedObject.name={job}",
+                       "-o", "jsonpath={.items[*].message}", check=False).stdout
+        if "launcher pod created failed" in ev:
+            return None, ev
+        time.sleep(0.5)
+    return None, why
+
+
+def check_an_mpijob_launcher_mounting_what_the_operator_adds(c):
+    """The Training Operator's kubeflow.org/v1 MPIJob (v1.9.4 pkg/controller.v1/mpi/mpijob_controller.go newLauncher
+    adds the `mpi-job-config` volume and mounts it at /etc/mpi in the launcher's first container; issue 43's
+    public MPIJobs): an init container that mounts it (waiting for the hostfile, as public repositories write
+    launchers) is what the operator completes into a pod the API server creates, and kdt says nothing; the main
+    container mounting it too makes the pod the operator builds invalid ("must be unique"), and kdt says so."""
+    try:
+        assert c.kubectl("apply", "--server-side", "-f", "-", input=MPI_WAITS, check=False).returncode == 0
+        pod, why = _launcher(c, "kdt-live-mpi")
+        assert pod is not None, f"the Training Operator created no launcher pod: {why}"
+        assert "mpi-job-config" in [v["name"] for v in pod["spec"].get("volumes") or []]
+        assert [f for f in _errors(MPI_WAITS) if f.rule == "api-volume"] == []
+        assert c.kubectl("apply", "--server-side", "-f", "-", input=MPI_COLLIDES, check=False).returncode == 0
+        pod, why = _launcher(c, "kdt-live-mpi-b")
+        assert pod is None and "must be unique" in why, why
+        ours = [f for f in _errors(MPI_COLLIDES) if f.rule == "api-volume"]
+        assert ours and all("must be unique" in f.message for f in ours), ours
+    finally:
+        for job in ("kdt-live-mpi", "kdt-live-mpi-b"):
+            c.kubectl("delete", "mpijob", job, "-n", "default", "--ignore-not-found", "--wait=false", check=False)
+
+
+CHECKS = [check_an_mpijob_launcher_mounting_what_the_operator_adds,
+          check_trainjob_the_controller_creates_is_the_preview,
           check_pytorchjob_the_training_operator_creates_is_the_preview,
           check_a_crd_the_api_server_refuses_kdt_refuses, check_a_map_list_with_duplicate_keys_is_refused_by_both,
           check_a_cel_rule_on_a_list_item_is_evaluated_by_both, check_duplicate_container_ports_warn_on_both]
