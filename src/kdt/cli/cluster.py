@@ -26,21 +26,12 @@ from pathlib import Path
 from . import Parser, invoke
 from .. import versions
 from ..errors import UsageError
+from ..live.daemon import alive as _alive
 
 
 def _folder(name: str) -> Path:
     from ..live import build
     return build.cache_root() / "clusters" / name
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 def _state(folder: Path) -> dict | None:

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -54,7 +54,7 @@ def main(argv: list[str]) -> int:
         os.replace(tmp, state)
         owner = int(os.environ.get("KDT_LIVE_OWNER_PID") or 0)
         while not stop:
-            if owner and not _alive(owner):
+            if owner and not alive(owner):
                 print(f"live: the owner (pid {owner}) is gone: stopping", file=sys.stderr, flush=True)
                 return 0
             try:

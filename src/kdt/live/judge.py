@@ -261,17 +261,23 @@ def _doc_id(d: Document) -> tuple:
 
 
 def _live_objects(cluster, kinds: set[str], namespaces: set[str]) -> list[dict]:
-    out = []
+    """What the cluster holds of `kinds` in `namespaces`: one kubectl call per namespace (it is polled while
+    the controllers work), each resource alone only when the joint call fails (a kind not served)."""
     resources = {"Pod": "pods", "Service": "services", "Job": "jobs.batch", "JobSet": "jobsets.jobset.x-k8s.io",
                  "ConfigMap": "configmaps", "PodGroup": "podgroups"}
-    for kind in sorted(kinds):
-        res = resources.get(kind)
-        if res is None:
+    wanted = sorted(resources[k] for k in kinds if k in resources)
+    out: list[dict] = []
+    if not wanted:
+        return out
+    for ns in sorted(namespaces):
+        proc = cluster.kubectl("get", ",".join(wanted), "-n", ns, "-o", "json", check=False)
+        if proc.returncode == 0:
+            out.extend(json.loads(proc.stdout).get("items") or [])
             continue
-        for ns in sorted(namespaces):
-            proc = cluster.kubectl("get", res, "-n", ns, "-o", "json", check=False)
-            if proc.returncode == 0:
-                out.extend(json.loads(proc.stdout).get("items") or [])
+        for res in wanted:
+            one = cluster.kubectl("get", res, "-n", ns, "-o", "json", check=False)
+            if one.returncode == 0:
+                out.extend(json.loads(one.stdout).get("items") or [])
     return out
 
 
