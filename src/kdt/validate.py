@@ -37,7 +37,8 @@ from . import schemas, versions
 from .apivalidation import meta as api_meta
 from .documents import Document, normalize_keys
 from .schemas import crd_rules
-from .findings import ERROR, WARNING, Finding
+from .findings import ERROR, WARNING, Finding, format_path
+from .schemas import crds
 
 RULE = "schema"
 
@@ -81,14 +82,15 @@ def _schema_errors(doc: Document, ks: schemas.KindSchema, others: list[schemas.K
     return _errors(doc, ks)
 
 
-def _admitted(doc: Document, ks: schemas.KindSchema | None = None) -> dict:
+def _admitted(doc: Document, ks: schemas.KindSchema | None = None, server_side: bool = False) -> dict:
     """The object as the API server validates it: after the operators' defaulting webhooks (its kind's), the
-    null pruning and defaults of a custom resource (kdt.schemas.crds), and with the name it generates from
+    null pruning and defaults of a custom resource (kdt.schemas.crds; `server_side`: as server-side apply
+    meets it, its nulls kept and only the defaults applied), and with the name it generates from
     metadata.generateName (k8s.io/apiserver BeforeCreate names the object before any validation, CEL rules on
     metadata.name included; kdt.apivalidation.meta.generated_name)."""
     data = doc.data
     if ks is not None and ks.admit is not None:
-        data = ks.admit(data)
+        data = ks.admit.server_side(data) if server_side else ks.admit(data)
     k = K.of(doc)
     if k is not None:
         data = k.admitted(data)
@@ -126,6 +128,48 @@ def _errors(doc: Document, ks: schemas.KindSchema) -> list[Finding]:
             out.append(doc.finding(RULE, f"{_short(err.instance)} is not one of: {opts}", path, **origin))
         else:
             out.append(doc.finding(RULE, err.message, path, **origin))
+    return out
+
+
+def _ssa_refused_nulls(doc: Document, ks: schemas.KindSchema) -> dict:
+    """{path: the type the schema wants} of each null that server-side apply leaves in a custom resource and its
+    schema refuses (kdt.schemas.crds.Admit.server_side: no default replaces it); {} when the create path keeps
+    the nulls too (a v1beta1 CRD that preserves unknown fields prunes nothing) or the schema is not a CRD's."""
+    if ks.admit is None or not getattr(ks.admit, "prunes", False):
+        return {}
+    data = _admitted(doc, ks, server_side=True)
+    out = {}
+    for err in ks.validator.iter_errors(data):
+        path = tuple(err.instance_path)
+        if err.instance is None and path and path[0] != "metadata" and getattr(err.kind, "name", "") == "type":
+            out[path] = _types(err.kind.types)
+    return out
+
+
+def _server_side_nulls(doc: Document, ks: schemas.KindSchema, others=(), found: list[Finding] = ()) -> list[Finding]:
+    """A null that `kubectl create` and client-side `kubectl apply` drop (the API server prunes it as it decodes
+    the body) but server-side apply keeps, so the API server refuses it (kdt.schemas.crds: measured on Kubernetes
+    v1.36.3 against both ways, tests/live/test_live_judge.py): an error naming server-side apply, with the API
+    server's words. Where several CRDs of the kind meet, only a null every one of them refuses."""
+    if not getattr(ks.admit, "prunes", False) or not crds.has_null(doc.data):
+        return []
+    refused = _ssa_refused_nulls(doc, ks)
+    for other in others:
+        if not refused:
+            break
+        theirs = _ssa_refused_nulls(doc, other)
+        refused = {p: t for p, t in refused.items() if p in theirs}
+    seen = {f.path for f in found}
+    origin = {"schema": f"{ks.origin} {ks.api_version} {ks.kind}"}
+    out = []
+    for path, wanted in refused.items():
+        f = doc.finding(RULE, f"null is not of type {wanted} for server-side apply: kubectl apply --server-side keeps "
+                              f"the null and the API server refuses it (\"{format_path(path)} in body must be of type "
+                              f"{wanted}\"), while kubectl create and client-side kubectl apply drop it; leave the "
+                              "field out",
+                        list(path), refused_by=["server-side apply"], **origin)
+        if f.path not in seen:
+            out.append(f)
     return out
 
 
@@ -309,6 +353,8 @@ def validate_documents(docs: Iterable[Document], kubernetes_version: str = versi
         if doc.kustomize is not None:
             errs = _both_readings(doc, ks, errs, others)
         findings.extend(errs)
+        # after the create path's verdict: the CEL rules below run on what create and client-side apply validate
+        findings.extend(_server_side_nulls(doc, ks, others, errs))
         if ks.origin.startswith("Trainer"):
             findings.extend(_crd_rule_findings(doc, registry.trainer_version))
         elif ks.rules is not None and not errs:

@@ -83,7 +83,13 @@ def _options():
 
 
 def _errors(text: str, name: str = "live-fixture.yaml"):
-    return [f for f in validate_documents(_docs(text, name)) if f.level == "error"]
+    """validate's errors, the CustomResourceDefinitions among the documents giving their kinds a schema (as
+    `kdt validate` reads every CRD the run meets)."""
+    from kdt import kinds as K
+    from kdt.schemas.crds import RunCrds
+    docs = _docs(text, name)
+    found = RunCrds(d for d in docs if K.CRD.matches(d)) or None
+    return [f for f in validate_documents(docs, found=found) if f.level == "error"]
 
 
 def check_trainjob_the_controller_creates_is_the_preview(c):
@@ -293,11 +299,72 @@ def check_an_mpijob_launcher_mounting_what_the_operator_adds(c):
             c.kubectl("delete", "mpijob", job, "-n", "default", "--ignore-not-found", "--wait=false", check=False)
 
 
+def _ssa_dry(live, text: str) -> subprocess.CompletedProcess:
+    return live.kubectl("apply", "--server-side", "--dry-run=server", "-o", "json", "-f", "-", input=text, check=False)
+
+
+NULLABLES_CRD = """\
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: nullables.kdt-live.example.com}
+spec:
+  group: kdt-live.example.com
+  names: {kind: Nullable, plural: nullables}
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              properties:
+                policy: {type: object, properties: {max: {type: integer}}}
+                mode: {type: string, default: fast}
+                note: {type: string, nullable: true}
+"""
+
+
+def check_a_null_server_side_apply_keeps_is_refused_by_both(c):
+    """A custom resource's null that its schema does not allow: `kubectl create` drops it (apiextensions-apiserver
+    v0.36.3 prunenulls.go, as the body is decoded) and server-side apply keeps it and is refused ("in body must be
+    of type object"); a default replaces its null either way, a nullable field keeps it. kdt: an error naming
+    server-side apply, in the API server's words. A JobSet with `spec: null` (the JobSet repository's
+    config/samples) is accepted both ways: the JobSet webhook's Default writes the spec, and kdt accepts it."""
+    try:
+        assert c.kubectl("apply", "--server-side", "-f", "-", input=NULLABLES_CRD, check=False).returncode == 0
+        c.kubectl("wait", "--for=condition=Established", "crd/nullables.kdt-live.example.com", "--timeout=30s")
+        cr = "apiVersion: kdt-live.example.com/v1\nkind: Nullable\nmetadata: {name: kdt-live-nulls, namespace: default}\nspec: {%s}\n"
+        refused = cr % "policy: null, mode: null, note: null"
+        created = c.kubectl("create", "--dry-run=server", "-o", "json", "-f", "-", input=refused, check=False)
+        assert created.returncode == 0 and json.loads(created.stdout)["spec"] == {"mode": "fast", "note": None}, \
+            created.stdout + created.stderr
+        applied = _ssa_dry(c, refused)
+        assert applied.returncode != 0 and "spec.policy in body must be of type object" in applied.stderr, applied.stderr
+        assert "spec.mode" not in applied.stderr and "spec.note" not in applied.stderr, applied.stderr
+        ours = _errors(NULLABLES_CRD + "---\n" + refused)
+        assert [f.path for f in ours] == ["spec.policy"], ours
+        words = ours[0].message.split('"')[1]             # the API server's words, as kdt quotes them
+        assert words in applied.stderr and "server-side apply" in ours[0].message, (words, applied.stderr)
+        fine = cr % "mode: null, note: null"
+        assert _ssa_dry(c, fine).returncode == 0 and _errors(NULLABLES_CRD + "---\n" + fine) == []
+        js = "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: kdt-live-null, namespace: default}\nspec:\n"
+        proc = _ssa_dry(c, js)
+        assert proc.returncode == 0 and json.loads(proc.stdout)["spec"]["successPolicy"] == {"operator": "All"}, proc.stderr
+        assert _errors(js) == []
+    finally:
+        c.kubectl("delete", "crd", "nullables.kdt-live.example.com", "--ignore-not-found", "--wait=false", check=False)
+
+
 CHECKS = [check_an_mpijob_launcher_mounting_what_the_operator_adds,
           check_trainjob_the_controller_creates_is_the_preview,
           check_pytorchjob_the_training_operator_creates_is_the_preview,
           check_a_crd_the_api_server_refuses_kdt_refuses, check_a_map_list_with_duplicate_keys_is_refused_by_both,
-          check_a_cel_rule_on_a_list_item_is_evaluated_by_both, check_duplicate_container_ports_warn_on_both]
+          check_a_cel_rule_on_a_list_item_is_evaluated_by_both, check_duplicate_container_ports_warn_on_both,
+          check_a_null_server_side_apply_keeps_is_refused_by_both]
 
 
 def test_each_class_on_the_real_control_plane(tmp_path):

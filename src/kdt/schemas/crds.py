@@ -13,9 +13,17 @@ read as the API server reads it:
 - the object's `metadata` is Kubernetes' ObjectMeta (strict, like every kind);
 - a `null` where the schema is not nullable is pruned before validation (a
   default takes its place where the schema has one), as the API server does
-  (apiextensions-apiserver pkg/apiserver/customresource_handler.go, which calls
-  pkg/apiserver/schema/defaulting/prunenulls.go PruneNonNullableNullsWithoutDefaults
-  after pruning; v0.35.0), so a null is no error;
+  when it decodes a request body (apiextensions-apiserver v0.36.3
+  pkg/apiserver/customresource_handler.go unstructuredSchemaCoercer.apply, which
+  calls pkg/apiserver/schema/defaulting/prunenulls.go
+  PruneNonNullableNullsWithoutDefaults after pruning), so a null is no error for
+  `kubectl create` and client-side `kubectl apply`. Server-side apply never
+  decodes the body that way (k8s.io/apiserver v0.36.3
+  pkg/endpoints/handlers/patch.go applyPatcher: yaml.Unmarshal into an
+  Unstructured, then the field manager's merge): its nulls reach validation, where
+  one the schema does not allow and no default replaces is refused ("spec.x in
+  body must be of type object"), and validate says so, naming server-side apply
+  (`Admit.server_side`; measured on Kubernetes v1.36.3, tests/live);
 - the schema's defaults are applied before anything is checked, as the API
   server applies them when it decodes the object (apiextensions-apiserver
   v0.35.0 pkg/apiserver/schema/defaulting/algorithm.go Default, called by
@@ -235,16 +243,33 @@ def _defaulter(schema: dict):
     return admit
 
 
-def _chain(steps):
-    """One admission of several steps, in order (nulls pruned, then defaults)."""
-    if len(steps) == 1:
-        return steps[0]
+class Admit:
+    """What the API server does to a custom resource of one schema before validating it: `__call__` as a request
+    body is decoded (`kubectl create`, client-side `kubectl apply`): nulls pruned, then defaults; `server_side`
+    as server-side apply meets it: the defaults alone, so a null no default replaces stays to be validated
+    (apiextensions-apiserver v0.36.3 pkg/apiserver/schema/defaulting/algorithm.go Default replaces a non-nullable
+    null by the default where there is one; the rest are refused). Either step may be None (nothing to do)."""
 
-    def admit(data: Any) -> Any:
-        for step in steps:
-            data = step(data)
+    def __init__(self, prune, default) -> None:
+        self.prune, self.default = prune, default
+
+    def __call__(self, data: Any) -> Any:
+        for step in (self.prune, self.default):
+            if step is not None:
+                data = step(data)
         return data
-    return admit
+
+    def server_side(self, data: Any) -> Any:
+        return self.default(data) if self.default is not None else data
+
+    @property
+    def prunes(self) -> bool:
+        return self.prune is not None
+
+
+def has_null(data: Any) -> bool:
+    """Whether an object holds a null outside its metadata (ObjectMeta reads a null as no value)."""
+    return isinstance(data, dict) and _has_null({k: v for k, v in data.items() if k != "metadata"})
 
 
 def _check(doc, version: str, root: dict) -> None:
@@ -309,9 +334,9 @@ def pools_of(docs, strict: bool = True) -> list[Pool]:
             if strict:
                 _check(doc, version, defs[name])
             kinds.setdefault(f"{group}/{version}", {})[kind] = name
-            steps = [f for f in ((None if preserve else _null_pruner(schema)), _defaulter(schema)) if f is not None]
-            if steps:
-                admit[name] = _chain(steps)
+            prune, default = (None if preserve else _null_pruner(schema)), _defaulter(schema)
+            if prune is not None or default is not None:
+                admit[name] = Admit(prune, default)
             found = crd_rules.schema_rules(schema)
             if found:
                 rules[name] = crd_rules.trie(found)
