@@ -2,13 +2,19 @@
 
 Checked in JobSets and in runtimes' `template.spec.failurePolicy`: a rule name
 is 1-128 characters matching `^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$` and
-unique (a JobSet rule without a name is named by the webhook; a runtime's
-must have one, which the schema checks); `action` is one of the JobSet
+unique, read after the webhook's defaults (a rule without a name, or with an
+empty one, is named `failurePolicyRule<index>` first, so an explicit
+`failurePolicyRule1` beside an unnamed second rule repeats it; a runtime's
+rule must have the field, which the schema checks, and its JobSet meets the
+same webhook when Trainer creates it); `action` is one of the JobSet
 release the target's Trainer ships (2.1: FailJobSet, RestartJobSet,
 RestartJobSetAndIgnoreMaxRestarts; 2.3 adds RestartJob and
-RestartJobAndIgnoreMaxRestarts); `onJobFailureReasons` are
-BackoffLimitExceeded, DeadlineExceeded, FailedIndexes,
-MaxFailedIndexesExceeded or PodFailurePolicy; `targetReplicatedJobs` exist.
+RestartJobAndIgnoreMaxRestarts, which JobSet v0.12.0's webhook refuses
+while its alpha feature gate RestartJob is off, as it is by default; so is
+`restartStrategy: InPlaceRestart` without the gate InPlaceRestart);
+`onJobFailureReasons` are BackoffLimitExceeded, DeadlineExceeded,
+FailedIndexes, MaxFailedIndexesExceeded or PodFailurePolicy;
+`targetReplicatedJobs` exist.
 
 Source: jobset v0.10.1 and v0.12.0 (the releases Trainer 2.1.0 and 2.3.0 ship)
 pkg/webhooks/jobset_webhook.go validateFailurePolicy, validOnJobFailureReasons;
@@ -36,24 +42,22 @@ def _policies(docs):
 
 def check(docs, ctx):
     actions = JS.failure_actions(ctx.trainer_version)
+    release = JS.release_for_trainer(ctx.trainer_version)
     for doc, base in _policies(docs):
         fp = doc.get(base + ("failurePolicy",))
         if not isinstance(fp, dict):
             continue
+        for path, message in JS.gate_rejections(d(doc.get(base)), release):
+            yield doc.finding(ID, f"{message} (JobSet {release.name}: alpha, off by default)", base + path)
         jobs = {d(j).get("name") for j in lst(doc.get(base + ("replicatedJobs",)))}
-        seen: dict[str, int] = {}
-        for i, rule in enumerate(lst(fp.get("rules"))):
+        rules = lst(fp.get("rules"))
+        for i, message in JS.rule_name_rejections(rules):
+            # the rule's name where it has one, else the rule (the webhook's default name is not in the file)
+            at = ("name",) if isinstance(rules[i], dict) and "name" in rules[i] else ()
+            yield doc.finding(ID, message, base + ("failurePolicy", "rules", i) + at)
+        for i, rule in enumerate(rules):
             rule = d(rule)
             p = base + ("failurePolicy", "rules", i)
-            name = str(rule.get("name", ""))
-            if "name" not in rule:
-                pass   # JobSet: the webhook names it; runtime: a schema error already
-            elif not (JS.RULE_NAME_MIN <= len(name) <= JS.RULE_NAME_MAX) or not JS.RULE_NAME.match(name):
-                yield doc.finding(ID, f"rule name {name!r} must be 1-{JS.RULE_NAME_MAX} characters, start with a letter, "
-                                      "use letters, digits, '_', ',' or ':' and end with a letter, digit or '_'", p + ("name",))
-            elif name in seen:
-                yield doc.finding(ID, f"rule name {name!r} repeats rule {seen[name]}: names must be unique", p + ("name",))
-            seen.setdefault(name, i)
             if actions and "action" in rule and rule.get("action") not in actions:
                 yield doc.finding(ID, f"action {rule.get('action')!r} is not one of {', '.join(actions)} "
                                       f"(the JobSet of Trainer {ctx.trainer_version})", p + ("action",))

@@ -60,6 +60,37 @@ RELEASES = {
                        ("Recreate", "BlockingRecreate", "InPlaceRestart"),
                        (("RestartJob", False), ("InPlaceRestart", False))),
 }
+# v0.12.0 pkg/webhooks/jobset_webhook.go ValidateCreate: the restart strategy a feature gate must allow.
+STRATEGY_GATES = {"InPlaceRestart": "InPlaceRestart"}
+
+
+def gate_rejections(spec: dict, release: Release, gates: dict | None = None) -> list[tuple[tuple, str]]:
+    """(path in the spec, the webhook's message) for what the JobSet webhook of `release` refuses while a feature
+    gate is off (`gates`: gate -> on; default the release's defaults, pkg/features/features.go: RestartJob and
+    InPlaceRestart alpha, off in v0.12.0): v0.12.0 pkg/webhooks/jobset_webhook.go ValidateCreate (restartStrategy
+    InPlaceRestart) and validateFailurePolicy (a RestartJob or RestartJobAndIgnoreMaxRestarts rule: one error for
+    the JobSet, at its first such rule). v0.10.1 has neither (its CRD's enums refuse them)."""
+    on = {**dict(release.feature_gates), **(gates or {})}
+    fp = spec.get("failurePolicy") if isinstance(spec, dict) else None
+    if not isinstance(fp, dict):
+        return []
+    out: list[tuple[tuple, str]] = []
+    strategy = fp.get("restartStrategy")
+    gate = STRATEGY_GATES.get(strategy) if isinstance(strategy, str) else None
+    if gate and strategy in release.restart_strategies and not on.get(gate):
+        out.append((("failurePolicy", "restartStrategy"), f"{strategy} restart strategy cannot be set when {gate} "
+                                                          "feature gate is disabled"))
+    rules = fp.get("rules") if isinstance(fp.get("rules"), list) else []
+    for i, rule in enumerate(rules):
+        action = release.action(rule.get("action")) if isinstance(rule, dict) else None
+        if action is not None and action.feature_gate and not on.get(action.feature_gate):
+            gated = " and ".join(a.name for a in release.actions if a.feature_gate == action.feature_gate)
+            out.append((("failurePolicy", "rules", i, "action"), f"{gated} failure policy actions are not allowed when "
+                                                                 f"{action.feature_gate} feature gate is disabled"))
+            break
+    return out
+
+
 # failure_policy.go defaultFailurePolicyRuleAction: a failed Job no rule matches restarts the JobSet; without
 # a failurePolicy the JobSet fails at once (executeFailurePolicy: FailedJobs).
 DEFAULT_ACTION = RESTART_JOBSET
@@ -126,6 +157,49 @@ FAILURE_REASONS = ("BackoffLimitExceeded", "DeadlineExceeded", "FailedIndexes",
 RULE_NAME_MIN = 1
 RULE_NAME_MAX = 128
 RULE_NAME = re.compile(r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
+# pkg/webhooks/jobset_webhook.go defaultRuleNameFmt: Default names a rule whose name is empty.
+DEFAULT_RULE_NAME = "failurePolicyRule{}"
+
+
+def rule_names(rules: list) -> list[str | None]:
+    """The name of each failure-policy rule as validateFailurePolicy reads it, after Default (jobset v0.10.1 and
+    v0.12.0 pkg/webhooks/jobset_webhook.go, the same in both): a rule whose name is missing, empty or null
+    (the API server prunes a null as it decodes the body) is `failurePolicyRule<index>`; None for a rule that
+    is not a mapping or whose name is not a string (the schema's error). A runtime's rules reach the webhook
+    the same way: Trainer creates its JobSet from them."""
+    out: list[str | None] = []
+    for i, rule in enumerate(rules):
+        name = rule.get("name") if isinstance(rule, dict) else 0
+        out.append(DEFAULT_RULE_NAME.format(i) if name in (None, "") else name if isinstance(name, str) else None)
+    return out
+
+
+def rule_name_rejections(rules: list) -> list[tuple[int, str]]:
+    """(index of the rule, the webhook's message) for each failure-policy rule name validateFailurePolicy refuses
+    once Default has named the unnamed ones (jobset v0.10.1 and v0.12.0 pkg/webhooks/jobset_webhook.go: length
+    1-128, ruleNameFmt, unique). A repeated name is reported once, at its second rule; the webhook's own words
+    (v0.10.1 answers "admission webhook \"vjobset.kb.io\" denied the request: <message>", v0.12.0 "The JobSet
+    ... is invalid: <nil>: Internal error: <message>", measured on Kubernetes v1.36.3)."""
+    names = rule_names(rules)
+    out: list[tuple[int, str]] = []
+    first: dict[str, list[int]] = {}
+    for i, name in enumerate(names):
+        if name is None:
+            continue
+        size = len(name.encode())      # Go's len: bytes
+        if not RULE_NAME_MIN <= size <= RULE_NAME_MAX:
+            out.append((i, f"invalid failure policy rule name of length {size}, the rule name must be at least "
+                           f"{RULE_NAME_MIN} characters long and at most {RULE_NAME_MAX} characters long"))
+        if not RULE_NAME.match(name):
+            out.append((i, f"invalid failure policy rule name '{name}', a failure policy rule name must start with an "
+                           "alphabetic character, optionally followed by a string of alphanumeric characters or "
+                           "'_,:', and must end with an alphanumeric character or '_'"))
+        first.setdefault(name, []).append(i)
+    for name, indices in first.items():
+        if len(indices) > 1:
+            out.append((indices[1], f"rule names are not unique, rules with indices [{' '.join(map(str, indices))}] "
+                                    f"all have the same name '{name}'"))
+    return out
 
 # pkg/webhooks/jobset_webhook.go: names must be DNS-1035 labels of at most 63
 # characters ("pod names generated for this JobSet will exceed 63 characters").
