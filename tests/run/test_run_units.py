@@ -270,6 +270,26 @@ def test_netshim_names_hostname_and_binds(tmp_path):
     assert out.stdout.split() == ["b-0", "127.77.0.1", "127.77.0.2", "127.77.0.2", "::ffff:127.77.0.2"], out.stderr
 
 
+def test_netshim_reads_a_replaced_table_at_the_next_lookup(tmp_path):
+    """A live run rewrites the table as pods come, go and change address: a running process resolves a name
+    that was not there when it started, and a moved one at its new address."""
+    hosts = tmp_path / "hosts"
+    netshim.write_hosts(hosts, {"127.77.0.1": ["a-0"]})
+    code = ("import socket,sys\n"
+            "print(socket.gethostbyname('a-0'))\n"
+            "try:\n    socket.gethostbyname('b-0')\nexcept OSError:\n    print('none')\n"
+            "sys.stdout.flush(); sys.stdin.readline()\n"
+            "print(socket.gethostbyname('a-0'), socket.gethostbyname('b-0'))\n")
+    env = {"PATH": "/usr/bin:/bin", "LD_PRELOAD": str(netshim.library()), "KDT_RUN_HOSTS": str(hosts)}
+    p = subprocess.Popen([sys.executable, "-c", code], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         text=True)
+    assert p.stdout.readline().split() == ["127.77.0.1"]
+    assert p.stdout.readline().split() == ["none"]
+    netshim.write_hosts(hosts, {"127.77.0.9": ["a-0"], "127.77.0.2": ["b-0"]})
+    out, _ = p.communicate("go\n", timeout=60)
+    assert out.split() == ["127.77.0.9", "127.77.0.2"]
+
+
 RESTART_JOB_TARGET = """\
 apiVersion: trainer.kubeflow.org/v1alpha1
 kind: ClusterTrainingRuntime
