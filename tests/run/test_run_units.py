@@ -92,7 +92,7 @@ def test_pytorchjob_backoff_limit_counts_restarts():
     ctl.on_restart("j-worker-0")
     assert ctl.verdict is None
     ctl.on_restart("j-master-0")
-    assert ctl.verdict and not ctl.verdict.succeeded and ctl.verdict.reason == "BackoffLimitExceeded"
+    assert ctl.verdict and not ctl.verdict.succeeded and ctl.verdict.reason == "PyTorchJobFailed" and "backoff limit" in ctl.verdict.message
 
 
 def test_pytorchjob_exitcode_and_success_rules():
@@ -156,7 +156,7 @@ def test_restart_jobset_recreates_every_job_and_counts_toward_max_restarts():
     ok = _jobset_ctl(_jobset(3))
     ok.on_pod_end("tj-node-0-0", True, 0)
     ok.on_pod_end("tj-node-0-1", True, 0)
-    assert ok.verdict.succeeded and ok.verdict.reason == "Completed"
+    assert ok.verdict.succeeded and ok.verdict.reason == "AllJobsCompleted"
 
 
 def test_restart_jobset_and_ignore_max_restarts_never_counts():

@@ -25,6 +25,7 @@ target cannot be run (one located line each; nothing is started).
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import re
 import sys
@@ -140,6 +141,10 @@ def _parser() -> Parser:
     p.add_argument("--node-size", metavar="RES=QTY,...", default="",
                    help="--live: each node's capacity (cpu=8,memory=64Gi,nvidia.com/gpu=8); default: what the "
                         "largest pod asks")
+    p.add_argument("--cluster", metavar="NAME", default=None,
+                   help="--live: run on the control plane `kdt cluster up --name NAME` keeps (its releases must be the "
+                        "target's); default: that one named default when it is up with the target's releases, else one "
+                        "started for this run")
     p.add_argument("--node-labels", metavar="KEY=VALUE,...", default=None,
                    help="--live: every node's labels; default: each node carries what its pod's nodeSelector and "
                         "required node affinity ask")
@@ -315,6 +320,20 @@ def _node_size(text: str) -> dict:
     return out
 
 
+def _kept_cluster(name: str | None, rs):
+    """The control plane `kdt cluster up --name NAME` keeps, attached, when its releases are `rs`'s."""
+    from ..live.cluster import attach
+    from .cluster import _folder, _state
+    st = _state(_folder(name or "default"))
+    if st and st.get("trainer") == rs.trainer and st.get("training_operator") == rs.training_operator:
+        return attach(st)
+    if name:
+        have = f"Trainer {st.get('trainer')}, Training Operator {st.get('training_operator')}" if st else "not up"
+        raise UsageError(f"--cluster {name}: the target needs {rs.name}; that control plane is {have} "
+                         f"(`kdt cluster up --name {name} --trainer {rs.trainer}`)")
+    return None
+
+
 def _run_live(args, name: str, docs: list, pods: list, opts, tl, faults: list, run_dir: Path) -> int:
     """--live: the target on the local control plane, its pods run by the node agent (kdt.live.liverun)."""
     import signal
@@ -344,11 +363,15 @@ def _run_live(args, name: str, docs: list, pods: list, opts, tl, faults: list, r
         print(f"# kdt run {name} --live: {len(pods)} pod(s) on the real controllers ({rs.name}); folder {run_dir}",
               flush=True)
     lr = None
+    kept = _kept_cluster(args.cluster, rs)
     try:
-        with Cluster.start(rs, folder=run_dir / "control-plane", stream=sys.stderr,
-                           cluster_file=cluster_file.load()) as c:
-            tl.add("note", "", f"live: control plane ready in {c.started_s:.1f} s ({rs.name})")
-            lr = liverun.LiveRun(c, docs, pods, opts, tl, faults, lopts, "default")
+        with (contextlib.nullcontext(kept) if kept else
+              Cluster.start(rs, folder=run_dir / "control-plane", stream=sys.stderr, cluster_file=cluster_file.load())) as c:
+            if kept:
+                tl.add("note", "", f"live: on the control plane `kdt cluster up` keeps ({rs.name}; {c.kubeconfig})")
+            else:
+                tl.add("note", "", f"live: control plane ready in {c.started_s:.1f} s ({rs.name})")
+            lr = liverun.LiveRun(c, docs, pods, opts, tl, faults, lopts, "default", shared=bool(kept))
             try:
                 verdict, stops = lr.run(args.timeout)
             finally:

@@ -44,6 +44,8 @@ ENDS = {"PyTorchJob": ("Succeeded", "Failed"), "TFJob": ("Succeeded", "Failed"),
 _TRANSIENT = re.compile(r"Too many pods|untolerated taint|node\(s\) were unschedulable|preemption")
 APPLY_FIRST = ("Namespace", "CustomResourceDefinition", "ClusterTrainingRuntime", "TrainingRuntime", "ConfigMap",
                "Secret", "ServiceAccount", "PersistentVolumeClaim", "Service")
+CLUSTER_SCOPED = ("Namespace", "CustomResourceDefinition", "ClusterTrainingRuntime", "ClusterRole",
+                  "ClusterRoleBinding", "PriorityClass", "StorageClass", "ClusterQueue", "ResourceFlavor")
 RESOURCES = ("cpu", "memory", "nvidia.com/gpu", "ephemeral-storage")
 
 
@@ -93,12 +95,18 @@ def node_capacity(pods, size: dict) -> dict:
 
 
 class LiveRun:
-    def __init__(self, client, docs: list, twins: list, opts, tl, faults: list, lopts: Options, namespace: str):
+    def __init__(self, client, docs: list, twins: list, opts, tl, faults: list, lopts: Options, namespace: str,
+                 shared: bool = False):
+        """shared: the control plane outlives the run (`kdt cluster up`): the run gets a namespace of its own,
+        and leaves the cluster as it found it but for cluster-scoped objects of the target."""
         self.c = client
+        self.shared = shared
         self.api = Api.from_kubeconfig(client.kubeconfig)
         self.docs = [d for d in docs if isinstance(d.data, dict)]
         self.opts, self.tl, self.faults, self.lopts, self.ns = opts, tl, faults, lopts, namespace
         self.run_id = uuid.uuid4().hex[:6]
+        if shared:
+            self.ns = f"kdt-run-{self.run_id}"
         first = next(iter(self.docs), None)
         lost = [f.pod for f in faults if f.action == "lose"]
         by_name = {p.name: p for p in twins}
@@ -177,7 +185,7 @@ class LiveRun:
 
     # ------------------------------------------------------------- what happens
     def _events(self) -> None:
-        for e in self.api.items("/api/v1/events"):
+        for e in self.api.items(f"/api/v1/namespaces/{self.ns}/events"):
             uid = e["metadata"]["uid"]
             if uid in self.events_seen:
                 continue
@@ -266,6 +274,8 @@ class LiveRun:
         from ..run.supervisor import _set_subreaper
         _set_subreaper()
         self.agent.start()
+        if self.shared:
+            self.c.kubectl("create", "namespace", self.ns)
         self.agent.register()
         refused = self.apply()
         if refused:
@@ -300,9 +310,13 @@ class LiveRun:
     def cleanup(self) -> int:
         n = self.agent.cleanup()
         for d in reversed(self.applied):
+            if self.shared and d.kind in CLUSTER_SCOPED:
+                continue
             self.c.kubectl("delete", "--ignore-not-found", "--wait=false", *(["-n", self.ns]
                            if not (d.data.get("metadata") or {}).get("namespace") else []),
                            "-f", "-", input=json.dumps(d.data), check=False)
+        if self.shared:
+            self.c.kubectl("delete", "namespace", self.ns, "--wait=false", "--ignore-not-found", check=False)
         try:
             self.agent.remove_nodes()
         except (ApiError, OSError):

@@ -242,6 +242,8 @@ class NodeAgent(Supervisor):
         lp.ip = netshim.pod_ip(self.next_ip, self.net)
         self.next_ip += 1
         r = LivePodRun(lp, uid=lp.uid, node=lp.node, logical=logical, api_ip=api_address(lp.ip), created=now_iso())
+        if any(x.logical == logical for x in self.runs.values()):
+            self.tl.add("recreate", logical, f"the controller created the pod again ({meta['name']})")
         self.runs[r.uid] = r
         self.pods = list(self.twins.values()) or [lp]     # OMP_NUM_THREADS: the machine's cores over the run's pods
         self.tl.add("scheduled", logical, f"pod {meta['name']} bound to node {lp.node}; address {r.api_ip} (here "
