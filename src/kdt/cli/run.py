@@ -276,7 +276,7 @@ def main(argv=None) -> int:
         tl = Timeline(out=None if args.quiet else sys.stdout)
         opts = Options(run_dir=run_dir.resolve(), root=ROOT, env=extra_env, timeout=args.timeout,
                        restart_delay=args.restart_delay, faults=faults, claims=claims,
-                       crash_loop_limit=args.crash_loop_limit, git_repos=git_repos,
+                       crash_loop_limit=args.crash_loop_limit, git_repos=git_repos, check_programs=not args.live,
                        field_origin=lambda pod, c, key: K.of(pod.source).field_origin(pod, c, key))
         sup = _supervisor(pods, ctls, docs, opts, tl)
     except _Stop as stop:

@@ -153,6 +153,17 @@ class LiveRun:
                 return None
             raise
 
+    def _restarts(self, d) -> str:
+        """A JobSet's (a TrainJob's JobSet's) status.restarts, as the offline verdict says it."""
+        if d.kind not in ("TrainJob", "JobSet"):
+            return ""
+        ns = (d.data.get("metadata") or {}).get("namespace") or self.ns
+        try:
+            js = self.api.get(f"/apis/jobset.x-k8s.io/v1alpha2/namespaces/{ns}/jobsets/{d.name}")
+        except ApiError:
+            return ""
+        return f" ({int((js.get('status') or {}).get('restarts') or 0)} restart(s))"
+
     def verdict(self) -> Verdict | None:
         owners = self._owners()
         results = []
@@ -163,10 +174,12 @@ class LiveRun:
                      if c.get("status") == "True"}
             if fail_type in conds:
                 c = conds[fail_type]
-                return Verdict(False, str(c.get("reason") or fail_type), f"{d.kind} {d.name}: {c.get('message', '')}")
+                return Verdict(False, str(c.get("reason") or fail_type),
+                               f"{d.kind} {d.name}: {c.get('message', '')}{self._restarts(d)}")
             if ok_type in conds:
                 c = conds[ok_type]
-                results.append(Verdict(True, str(c.get("reason") or ok_type), f"{d.kind} {d.name}: {c.get('message', '')}"))
+                results.append(Verdict(True, str(c.get("reason") or ok_type),
+                                       f"{d.kind} {d.name}: {c.get('message', '')}{self._restarts(d)}"))
             else:
                 results.append(None)
         sts = [d for d in self.applied if d.kind == "StatefulSet"]
@@ -220,7 +233,7 @@ class LiveRun:
         if twin is not None and twin.containers:
             c = twin.containers[0]
             base = c.path[:-2]                 # the pod spec holding `containers`
-            m = re.search(r"Insufficient ([\w./-]+)", message)
+            m = re.search(r"Insufficient ([\w./-]*[\w/-])", message)      # "Insufficient cpu." -> cpu
             if m:
                 for x in twin.containers:
                     res = (x.spec.get("resources") or {})

@@ -209,7 +209,14 @@ class NodeAgent(Supervisor):
 
     def remove_nodes(self) -> None:
         for pv in self.api.items("/api/v1/persistentvolumes", labelSelector=f"{NODE_LABEL}={self.label}"):
-            self.api.delete(f"/api/v1/persistentvolumes/{pv['metadata']['name']}")
+            # the run's claims go with its namespace; the PV's protection finalizer would hold it until then
+            path = f"/api/v1/persistentvolumes/{pv['metadata']['name']}"
+            self.api.delete(path)
+            try:
+                self.api.merge_patch(path, {"metadata": {"finalizers": None}})
+            except ApiError as e:
+                if e.code != 404:
+                    raise
         for n in self.nodes:
             self.api.delete(f"/api/v1/nodes/{n}")
             self.api.delete(f"/apis/coordination.k8s.io/v1/namespaces/{LEASE_NS}/leases/{n}")
@@ -273,7 +280,7 @@ class NodeAgent(Supervisor):
             self._cannot_start(r, c, "ErrImagePull",
                                f"the program {prog or '(none)'} of image {c.spec.get('image')} is not on this machine "
                                "(a local run starts the image's program from this machine's PATH)",
-                               c.path + (("command",) if c.spec.get("command") else ("image",)))
+                               c.path + (("command", 0) if c.spec.get("command") else ("image",)))
             return
         super()._start_container(r, c)
         r.started_at[c.name] = now_iso()
