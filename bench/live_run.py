@@ -3,7 +3,8 @@
 
 For each target: the verdict of each path (reason), whether they agree, and the seconds each took; then the
 live path's extra seconds over the offline one. The live runs go to a control plane kept for the bench
-(`kdt cluster up --name bench-live-run`, started first and stopped at the end: warm), so the figure is what
+(`kdt cluster up --name bench-live-run-<release>`, one per Trainer release, started before its first run and
+stopped at the end: warm), so the figure is what
 a run costs on the real controllers once the control plane is up (its start, about 20 s on 2 idle cores,
 is printed apart).
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -43,13 +45,34 @@ def all_targets() -> list[str]:
     return [t for t in out if t not in SKIP] + sorted(LLM)
 
 
-def one(target: str, live: bool, work: Path, extra: list[str]) -> tuple[str, float]:
+CLUSTERS: dict[str, str] = {}       # Trainer release -> the kept control plane's name
+
+
+def cluster(release: str) -> str:
+    """A control plane kept for the bench per Trainer release (started on first use)."""
+    if release not in CLUSTERS:
+        name = f"{NAME}-{release.replace('.', '-')}"
+        t0 = time.monotonic()
+        up = subprocess.run([*KDT, "cluster", "up", "--name", name, "--trainer", release], capture_output=True, text=True,
+                            env={**os.environ, "KDT_LIVE_OWNER_PID": str(os.getpid())})
+        if up.returncode != 0:
+            raise SystemExit(f"live_run: the control plane did not start: {up.stderr.strip().splitlines()[-1:]}")
+        print(f"control plane (Trainer {release}) up in {time.monotonic() - t0:.1f} s (kdt cluster up --name {name})",
+              flush=True)
+        CLUSTERS[release] = name
+    return CLUSTERS[release]
+
+
+def one(target: str, live: bool, work: Path, extra: list[str], release: str = "2.3") -> tuple[str, float]:
     args = [*KDT, "run", target, *SPECIAL.get(target, KNOBS), *extra, "--workdir", str(work)]
     if live:
-        args += ["--live", "--cluster", NAME]
+        args += ["--live", "--cluster", cluster(release)]
     t0 = time.monotonic()
     p = subprocess.run(args, capture_output=True, text=True, cwd=REPO, timeout=900)
     took = time.monotonic() - t0
+    need = re.search(r"the target needs trainer-([\d.]+)\+", p.stderr)
+    if live and p.returncode == 2 and need and need.group(1) != release:
+        return one(target, live, work, extra, need.group(1))
     line = (p.stdout.strip().splitlines() or [""])[-1] if p.returncode in (0, 1) else \
         f"exit {p.returncode}: {' | '.join(p.stderr.strip().splitlines()[-2:])[:300]}"
     return line, took
@@ -63,13 +86,6 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     targets = a.targets or (all_targets() if a.all else ["overlays/ddp"])
     repeat = a.repeat or (1 if a.all else 3)
-    t0 = time.monotonic()
-    up = subprocess.run([*KDT, "cluster", "up", "--name", NAME], capture_output=True, text=True,
-                        env={**os.environ, "KDT_LIVE_OWNER_PID": str(os.getpid())})
-    if up.returncode != 0:
-        print(f"live_run: the control plane did not start: {up.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
-        return 2
-    print(f"control plane up in {time.monotonic() - t0:.1f} s (kdt cluster up --name {NAME})", flush=True)
     bad = 0
     extra_s = []
     try:
@@ -93,7 +109,8 @@ def main(argv=None) -> int:
                           f"{'same verdict' if same else 'VERDICTS DIFFER'}: {live[:110]}"
                           + ("" if same else f" | offline: {off[:110]}"), flush=True)
     finally:
-        subprocess.run([*KDT, "cluster", "down", "--name", NAME], capture_output=True)
+        for name in CLUSTERS.values():
+            subprocess.run([*KDT, "cluster", "down", "--name", name], capture_output=True)
     if extra_s:
         srt = sorted(extra_s)
         print(f"\nlive path: {len(extra_s)} run(s), extra seconds over offline: median {srt[len(srt) // 2]:.1f} s, "
