@@ -288,7 +288,7 @@ def main(argv=None) -> int:
     if args.live:
         return _run_live(args, name, docs, pods, opts, tl, faults, run_dir)
     if not args.quiet:
-        print(f"# kdt run {name}: {len(pods)} pod(s) "
+        print(f"# kdt run {name} (offline: kdt's rules of the operators; --live runs the real ones): {len(pods)} pod(s) "
               f"({', '.join(f'{q.name}={q.ip}' for q in pods[:6])}{', ...' if len(pods) > 6 else ''}); "
               f"folder {run_dir}", flush=True)
     return _run(sup, tl, args, name, run_dir)
@@ -412,7 +412,8 @@ def _run(sup, tl, args, name: str, run_dir: Path) -> int:
         return 130
     finally:
         stray = sup.cleanup()
-    tl.add("verdict", "", verdict.line(), succeeded=verdict.succeeded, reason=verdict.reason, stray_killed=stray)
+    tl.add("verdict", "", verdict.line(), succeeded=verdict.succeeded, reason=verdict.reason, stray_killed=stray,
+           path="offline")
     if args.quiet:
         print(verdict.line())
     if args.events:
