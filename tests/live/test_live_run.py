@@ -183,3 +183,28 @@ def test_a_program_that_is_not_here_fails_like_an_image_pull(cluster, tmp_path):
     assert line.startswith(f"{f}:") and "spec.pytorchReplicaSpecs.Master.template.spec.containers[0].command" in line
     assert "kdt-no-such-program" in line and "Traceback" not in err
     assert not left_behind(cluster, tmp_path)
+
+
+@pytest.mark.parametrize("sig", ["SIGINT", "SIGKILL"])
+def test_ctrl_c_or_a_killed_kdt_leaves_nothing_behind(cluster, tmp_path, sig):
+    """Ctrl-C: the run stops its processes and removes its namespace, nodes and volumes itself (exit 130).
+    kdt killed: the kernel kills its processes (PR_SET_PDEATHSIG), and what it left in the kept control plane
+    (its nodes, volumes, namespace) is removed by `kdt cluster up`'s daemon, which finds the owner gone."""
+    import signal
+    import time
+    cmd = [*KDT, "run", "overlays/ddp", "--nproc-per-node", "1", "--max-steps", "100000", "--step-sleep", "0.2",
+           "--live", "--cluster", NAME, "--workdir", str(tmp_path / "run")]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    seen = []
+    for line in p.stdout:
+        seen.append(line)
+        if " train: step " in line:
+            break
+    assert any(" train: step " in ln for ln in seen), "".join(seen)
+    p.send_signal(getattr(signal, sig))
+    code = p.wait(120)
+    assert code == (130 if sig == "SIGINT" else -9), (code, p.stderr.read()[-2000:])
+    end = time.monotonic() + 30
+    while time.monotonic() < end and left_behind(cluster, tmp_path):
+        time.sleep(1)
+    assert not left_behind(cluster, tmp_path)

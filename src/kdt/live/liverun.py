@@ -284,10 +284,14 @@ class LiveRun:
 
     # ------------------------------------------------------------- the run
     def run(self, timeout: float) -> tuple[Verdict | None, list[F.Finding]]:
-        from ..run.supervisor import _set_subreaper
+        from ..run.supervisor import _set_subreaper, start_guardian
         _set_subreaper()
+        self.guardian = start_guardian(self.agent.run_id)
         self.agent.start()
         if self.shared:
+            from .node import sweep_orphans
+            for what in sweep_orphans(self.api):
+                self.tl.add("note", "", f"removed what a run that died left: {what}")
             self.c.kubectl("create", "namespace", self.ns)
         self.agent.register()
         refused = self.apply()

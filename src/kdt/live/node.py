@@ -118,6 +118,35 @@ class LivePodRun(PodRun):
     exited_zero: set = field(default_factory=set)        # containers that have exited 0 at least once
 
 
+def sweep_orphans(api: Api) -> list[str]:
+    """What runs whose `kdt` died (SIGKILL, a crash) left in a kept control plane: their nodes (and Leases),
+    PersistentVolumes and namespaces, found by the owner's pid on each node. Called by `kdt cluster up`'s
+    daemon every few seconds and by every live run as it starts; the names removed."""
+    from .daemon import alive
+    gone = []
+    for n in api.items("/api/v1/nodes", labelSelector=NODE_LABEL):
+        meta = n["metadata"]
+        pid = int((meta.get("annotations") or {}).get(OWNER_ANNOTATION) or 0)
+        if pid and alive(pid):
+            continue
+        run = (meta.get("labels") or {}).get(NODE_LABEL, "")
+        api.delete(f"/api/v1/nodes/{meta['name']}")
+        api.delete(f"/apis/coordination.k8s.io/v1/namespaces/{LEASE_NS}/leases/{meta['name']}")
+        gone.append(f"node {meta['name']}")
+        for pv in api.items("/api/v1/persistentvolumes", labelSelector=f"{NODE_LABEL}={run}"):
+            path = f"/api/v1/persistentvolumes/{pv['metadata']['name']}"
+            api.delete(path)
+            try:
+                api.merge_patch(path, {"metadata": {"finalizers": None}})
+            except ApiError:
+                pass
+            gone.append(f"pv {pv['metadata']['name']}")
+        if run and not any(g == f"namespace kdt-run-{run}" for g in gone):
+            if api.delete(f"/api/v1/namespaces/kdt-run-{run}") is not None:
+                gone.append(f"namespace kdt-run-{run}")
+    return gone
+
+
 class NodeAgent(Supervisor):
     """Runs the pods bound to its nodes. `sync()` once per tick; `kdt.live.liverun` drives it."""
 

@@ -71,6 +71,46 @@ def _nslookup(python: str) -> str:
     return f"#!/bin/sh\nexec {python} -c \"$(cat <<'PY'\n{code}PY\n)\" \"$@\"\n"
 
 
+_GUARDIAN = """
+import os, signal, sys, time
+for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    signal.signal(s, signal.SIG_IGN)
+key = b"KDT_RUN=" + sys.argv[1].encode() + b"/"
+sys.stdin.buffer.read()          # EOF: the kdt that started this is gone, however it ended
+for _ in range(200):
+    found = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/environ", "rb") as f:
+                    if key in f.read():
+                        found.append(int(d))
+            except OSError:
+                pass
+    if not found:
+        break
+    for pid in found:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    time.sleep(0.05)
+"""
+
+
+def start_guardian(run_id: str):
+    """A process that outlives kdt by a moment: when kdt is gone (a crash, SIGKILL: nothing of kdt runs then)
+    it kills every process of the run, which PR_SET_PDEATHSIG alone does not reach (a container's
+    grandchildren: torchrun's workers). It waits on a pipe only kdt holds; its own session, so Ctrl-C in
+    the terminal does not end it first."""
+    r, w = os.pipe()
+    proc = subprocess.Popen([sys.executable, "-c", _GUARDIAN, run_id], stdin=r, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+    os.close(r)
+    os.set_inheritable(w, False)
+    return proc, w
+
+
 def marked_pids(prefix: str) -> list[int]:
     """Live processes whose KDT_RUN value starts with `prefix`."""
     key = b"KDT_RUN=" + prefix.encode()
@@ -598,6 +638,7 @@ class Supervisor:
     # ------------------------------------------------------------- the run
     def run(self) -> C.Verdict:
         _set_subreaper()
+        self.guardian = start_guardian(self.run_id)
         for c in self.controllers:
             for n in c.notes:
                 self.tl.add("note", "", n)
