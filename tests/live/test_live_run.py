@@ -144,6 +144,33 @@ def test_a_trainjob_group_restart_gives_the_same_verdict_and_restarts_on_both_pa
     assert not left_behind(cluster, tmp_path)
 
 
+def test_torchft_groups_heal_from_a_live_peer_and_ride_out_a_lighthouse_restart(cluster, tmp_path):
+    """The offline scenario of tests/run/test_run_targets.py on the real controllers: a replica group's worker
+    killed heals from its peer's live state; the Lighthouse (a Deployment's pod, restarted in place by the
+    agent as a kubelet would) killed: both groups save, restart, resume from that step, end alike."""
+    code, out, err, events = run(tmp_path, "overlays/torchft-pytorchjob", "--nproc-per-node", "1", "--max-steps", "90",
+                                 "--step-sleep", "0.05", "--kill", "mnist-ft-worker-1/rank=0@step=20",
+                                 "--kill", "torchft-lighthouse-0@step=50", "--quiet")
+    assert code == 0, out + err[-3000:]
+    assert out.startswith("Succeeded (PyTorchJobSucceeded)"), out
+    assert {e["pod"] for e in of(events, "scheduled")} == {"torchft-lighthouse-0", "mnist-ft-worker-0", "mnist-ft-worker-1"}
+    killed = next(e for e in of(events, "kill") if e["pod"] == "mnist-ft-worker-1")
+    heals = [e for e in of(events, "heal") if e["t"] > killed["t"]]
+    got = next(e for e in heals if e["pod"] == "mnist-ft-worker-1" and e["data"]["role"] == "received")
+    sent = next(e for e in heals if e["pod"] == "mnist-ft-worker-0" and e["data"]["role"] == "sent"
+                and e["data"]["step"] == got["data"]["step"])
+    assert got["data"]["weights_sha256"] == sent["data"]["weights_sha256"]
+    lh = next(e for e in of(events, "kill") if e["pod"] == "torchft-lighthouse-0")
+    assert [e["pod"] for e in of(events, "restart")] == ["torchft-lighthouse-0"]
+    lost = [e for e in of(events, "note") if "the Lighthouse is lost" in e["text"] and e["t"] > lh["t"]]
+    saved = {int(e["text"].split("step ")[1].split(" ")[0]) for e in lost}
+    assert {e["pod"] for e in lost} == {"mnist-ft-worker-0", "mnist-ft-worker-1"} and len(saved) == 1
+    assert {int(e["data"]["step"]) for e in of(events, "resume") if e["t"] > lh["t"]} == saved
+    done = of(events, "done")
+    assert {int(e["data"]["step"]) for e in done} == {90} and len({e["data"]["weights_sha256"] for e in done}) == 1
+    assert not left_behind(cluster, tmp_path)
+
+
 def test_a_lost_node_recreates_the_pod_on_another_and_the_job_resumes(cluster, tmp_path):
     code, out, err, events = run(tmp_path, "overlays/elastic", "--nproc-per-node", "1", "--max-steps", "70", "--quiet",
                                  "--lose", "mnist-elastic-worker-1@step=60")

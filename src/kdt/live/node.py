@@ -80,6 +80,16 @@ def selected_labels(spec: dict) -> dict:
     return out
 
 
+def replica_set_base(pod: dict) -> str:
+    """The Deployment of a pod a ReplicaSet owns (`<deployment>-<pod-template-hash>`), or ""."""
+    meta = pod.get("metadata") or {}
+    h = (meta.get("labels") or {}).get("pod-template-hash")
+    for ref in meta.get("ownerReferences") or []:
+        if ref.get("kind") == "ReplicaSet" and h and str(ref.get("name", "")).endswith(f"-{h}"):
+            return str(ref["name"])[: -len(h) - 1]
+    return ""
+
+
 def logical_name(pod: dict) -> str:
     """The name `kdt run` gives a pod offline: a Job's pod is `<job>-<completion index>` (its real name has a
     generated suffix); every other pod keeps its name (a PyTorchJob's, a StatefulSet's)."""
@@ -262,6 +272,10 @@ class NodeAgent(Supervisor):
     def _adopt(self, obj: dict) -> LivePodRun:
         meta = obj["metadata"]
         logical = logical_name(obj)
+        base = replica_set_base(obj)
+        if base:        # a Deployment's pod: `<deployment>-<k>` as offline, k the lowest not held by a live pod
+            held = {x.logical for x in self.runs.values() if not x.finalized}
+            logical = next(f"{base}-{k}" for k in range(len(self.runs) + 1) if f"{base}-{k}" not in held)
         twin = self.twins.get(logical)
         src = twin.source if twin is not None else self.fallback_doc
         lp = LocalPod(meta["name"], obj, twin.owner if twin else None, twin.owner_name if twin else "",
