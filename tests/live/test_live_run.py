@@ -172,18 +172,23 @@ def test_torchft_groups_heal_from_a_live_peer_and_ride_out_a_lighthouse_restart(
 
 
 def test_a_lost_node_recreates_the_pod_on_another_and_the_job_resumes(cluster, tmp_path):
-    code, out, err, events = run(tmp_path, "overlays/elastic", "--nproc-per-node", "1", "--max-steps", "70", "--quiet",
-                                 "--lose", "mnist-elastic-worker-1@step=60")
-    assert code == 0, out + err[-3000:]
-    assert out.startswith("Succeeded (PyTorchJobSucceeded)"), out
-    (lost,) = of(events, "lose")
+    args = ("overlays/elastic", "--nproc-per-node", "1", "--max-steps", "70", "--quiet",
+            "--lose", "mnist-elastic-worker-1@step=60")
+    results = {"live": run(tmp_path / "live", *args), "offline": run(tmp_path / "offline", *args, live=False)}
+    for path, (code, out, err, events) in results.items():
+        assert code == 0, (path, out + err[-3000:])
+        assert out.startswith("Succeeded (PyTorchJobSucceeded)"), (path, out)
+        (lost,) = of(events, "lose")
+        # the same pod is created again on both paths, and the job resumes from the step-50 checkpoint or later
+        assert [e["pod"] for e in of(events, "recreate")] == ["mnist-elastic-worker-1"], path
+        resumed = [int(e["data"]["step"]) for e in of(events, "resume") if e["t"] > lost["t"]]
+        assert resumed and min(resumed) >= 50, (path, resumed)
+        assert {int(e["data"]["step"]) for e in of(events, "done") if e["t"] > lost["t"]} == {70}, path
+    events = results["live"][3]
     nodes = [e["text"].split("bound to node ")[1].split(";")[0] for e in of(events, "scheduled")
              if e["pod"] == "mnist-elastic-worker-1"]
+    lost = of(events, "lose")[0]
     assert len(nodes) == 2 and nodes[0] != nodes[1] and nodes[0] in lost["text"]     # on the spare node
-    assert of(events, "recreate")
-    resumed = [int(e["data"]["step"]) for e in of(events, "resume") if e["t"] > lost["t"]]
-    assert resumed and min(resumed) >= 50, resumed                 # from the step-50 checkpoint or later
-    assert {int(e["data"]["step"]) for e in of(events, "done") if e["t"] > lost["t"]} == {70}
     assert not left_behind(cluster, tmp_path)
 
 
