@@ -128,7 +128,7 @@ cluster-down: $(TOOLING)
 # shipped target at every supported release.
 test: $(FULL) live
 	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist worksteal --durations=15 --ignore=tests/live $(ARGS)
-	$(PY) -m pytest -n 2 -q tests/live
+	$(PY) -m pytest -n 2 --dist loadfile -q --durations=10 tests/live
 	$(PY) bench/live_judge.py
 
 # Both locks from their requirements: the tooling set alone, then everything with the tooling versions held.

@@ -44,7 +44,10 @@ def test_make_preview_fails_with_kubectls_message(repo_copy, case):
     text = f.read_text()
     assert old in text
     f.write_text(text.replace(old, new, 1))
-    proc = subprocess.run(["make", "-s", "preview"], cwd=repo_copy, capture_output=True, text=True, timeout=120)
+    # -o: the copy shares the bootstrapped .venv, which it must never rebuild (its editable install would point
+    # the shared environment at this temporary copy)
+    proc = subprocess.run(["make", "-s", "-o", ".venv/.tooling", "-o", ".venv/.full", "preview"], cwd=repo_copy,
+                          capture_output=True, text=True, timeout=120)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
     assert "Traceback" not in out

@@ -15,6 +15,7 @@ from kdt.live import build
 from kdt.live import releases as R
 
 KDT = [sys.executable, "-m", "kdt"]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_control_plane_versions_are_the_go_modules_own():
@@ -76,6 +77,22 @@ def test_no_go_is_one_line_and_exit_2(tmp_path):
     ok = subprocess.run([*KDT, "validate", "-"], input="apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n",
                         capture_output=True, text=True, env=_env_without_go(tmp_path), timeout=120)
     assert ok.returncode == 0, ok.stderr
+
+
+def test_run_live_without_go_is_one_line_and_the_offline_path_still_runs(tmp_path):
+    env = _env_without_go(tmp_path)
+    args = [*KDT, "run", "overlays/ddp", "--nproc-per-node", "1", "--max-steps", "2"]
+    proc = subprocess.run([*args, "--live", "--workdir", str(tmp_path / "a")], capture_output=True, text=True, env=env,
+                          timeout=120, cwd=ROOT)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and "needs Go 1.26 or later" in lines[0], proc.stderr
+    assert not list((tmp_path / "a").glob("pods/*")) and not (tmp_path / "a" / "control-plane" / "kubeconfig").exists()
+    # the offline path needs no Go (its pods' shell from this machine's /bin, where no go is here)
+    assert not (Path("/bin") / "go").exists()
+    offline = subprocess.run([*args, "--quiet", "--dry-run", "--workdir", str(tmp_path / "b")], capture_output=True,
+                             text=True, env={**env, "PATH": env["PATH"] + ":/bin"}, timeout=120, cwd=ROOT)
+    assert offline.returncode == 0 and "mnist-ddp-master-0" in offline.stdout, offline.stderr
 
 
 def test_an_old_go_is_named(tmp_path):

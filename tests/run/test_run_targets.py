@@ -282,7 +282,7 @@ def test_pytorchjob_backoff_limit_exhausted_fails(tmp_path):
     code, out, err, events = kdt_run(f, "--nproc-per-node", "1", "--max-steps", "400", "--quiet",
                                      "--kill", "mnist-ddp-worker-0@step=3", workdir=tmp_path)
     assert code == 1, out + err
-    assert out.startswith("Failed (BackoffLimitExceeded)"), out
+    assert out.startswith("Failed (PyTorchJobFailed): Job mnist-ddp has failed because it has reached the specified backoff limit"), out
     assert of(events, "restart")
     assert not processes_of(tmp_path)
 

@@ -92,7 +92,7 @@ def test_pytorchjob_backoff_limit_counts_restarts():
     ctl.on_restart("j-worker-0")
     assert ctl.verdict is None
     ctl.on_restart("j-master-0")
-    assert ctl.verdict and not ctl.verdict.succeeded and ctl.verdict.reason == "BackoffLimitExceeded"
+    assert ctl.verdict and not ctl.verdict.succeeded and ctl.verdict.reason == "PyTorchJobFailed" and "backoff limit" in ctl.verdict.message
 
 
 def test_pytorchjob_exitcode_and_success_rules():
@@ -156,7 +156,7 @@ def test_restart_jobset_recreates_every_job_and_counts_toward_max_restarts():
     ok = _jobset_ctl(_jobset(3))
     ok.on_pod_end("tj-node-0-0", True, 0)
     ok.on_pod_end("tj-node-0-1", True, 0)
-    assert ok.verdict.succeeded and ok.verdict.reason == "Completed"
+    assert ok.verdict.succeeded and ok.verdict.reason == "AllJobsCompleted"
 
 
 def test_restart_jobset_and_ignore_max_restarts_never_counts():
@@ -268,6 +268,26 @@ def test_netshim_names_hostname_and_binds(tmp_path):
            "KDT_RUN_POD_IP": "127.77.0.2", "KDT_RUN_HOSTNAME": "b-0"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
     assert out.stdout.split() == ["b-0", "127.77.0.1", "127.77.0.2", "127.77.0.2", "::ffff:127.77.0.2"], out.stderr
+
+
+def test_netshim_reads_a_replaced_table_at_the_next_lookup(tmp_path):
+    """A live run rewrites the table as pods come, go and change address: a running process resolves a name
+    that was not there when it started, and a moved one at its new address."""
+    hosts = tmp_path / "hosts"
+    netshim.write_hosts(hosts, {"127.77.0.1": ["a-0"]})
+    code = ("import socket,sys\n"
+            "print(socket.gethostbyname('a-0'))\n"
+            "try:\n    socket.gethostbyname('b-0')\nexcept OSError:\n    print('none')\n"
+            "sys.stdout.flush(); sys.stdin.readline()\n"
+            "print(socket.gethostbyname('a-0'), socket.gethostbyname('b-0'))\n")
+    env = {"PATH": "/usr/bin:/bin", "LD_PRELOAD": str(netshim.library()), "KDT_RUN_HOSTS": str(hosts)}
+    p = subprocess.Popen([sys.executable, "-c", code], env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         text=True)
+    assert p.stdout.readline().split() == ["127.77.0.1"]
+    assert p.stdout.readline().split() == ["none"]
+    netshim.write_hosts(hosts, {"127.77.0.9": ["a-0"], "127.77.0.2": ["b-0"]})
+    out, _ = p.communicate("go\n", timeout=60)
+    assert out.split() == ["127.77.0.9", "127.77.0.2"]
 
 
 RESTART_JOB_TARGET = """\

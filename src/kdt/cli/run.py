@@ -25,6 +25,7 @@ target cannot be run (one located line each; nothing is started).
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import re
 import sys
@@ -133,6 +134,20 @@ def _parser() -> Parser:
     p.add_argument("--jobset-feature-gates", metavar="GATE=true,...", default="",
                    help="feature gates the JobSet controller runs with (RestartJob, InPlaceRestart: alpha, off by default)")
     p.add_argument("--quiet", action="store_true", help="print the verdict only")
+    p.add_argument("--live", action="store_true",
+                   help="run on the real controllers: a local control plane (API server, Job controller, scheduler, the "
+                        "target's operators; built and cached on first use, needs Go) and a node agent that runs the "
+                        "pods they create as processes; the verdict is the job's own status")
+    p.add_argument("--node-size", metavar="RES=QTY,...", default="",
+                   help="--live: each node's capacity (cpu=8,memory=64Gi,nvidia.com/gpu=8); default: what the "
+                        "largest pod asks")
+    p.add_argument("--cluster", metavar="NAME", default=None,
+                   help="--live: run on the control plane `kdt cluster up --name NAME` keeps (its releases must be the "
+                        "target's); default: that one named default when it is up with the target's releases, else one "
+                        "started for this run")
+    p.add_argument("--node-labels", metavar="KEY=VALUE,...", default=None,
+                   help="--live: every node's labels; default: each node carries what its pod's nodeSelector and "
+                        "required node affinity ask")
     p.add_argument("--dry-run", action="store_true",
                    help="check everything a run checks (target, claims, commands, ports), print each pod's "
                         "address and commands, start nothing")
@@ -253,14 +268,15 @@ def main(argv=None) -> int:
         # servers the job needs beside it (a torchft Lighthouse): the target's Deployments, started first
         pods = [p for d in docs if K.DEPLOYMENT.matches(d) for p in K.DEPLOYMENT.run_pods(d)] + pods
         _check_names(pods, name, claims, faults)
-        ctls = _controllers(pods, args)
+        # --live: the real operators' webhooks judge the target when it is applied, not kdt's model of them
+        ctls = [] if args.live else _controllers(pods, args)
         slug = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")[-40:]
         run_dir = Path(args.workdir) if args.workdir else Path(tempfile.mkdtemp(prefix=f"kdt-run-{slug}-"))
         run_dir.mkdir(parents=True, exist_ok=True)
         tl = Timeline(out=None if args.quiet else sys.stdout)
         opts = Options(run_dir=run_dir.resolve(), root=ROOT, env=extra_env, timeout=args.timeout,
                        restart_delay=args.restart_delay, faults=faults, claims=claims,
-                       crash_loop_limit=args.crash_loop_limit, git_repos=git_repos,
+                       crash_loop_limit=args.crash_loop_limit, git_repos=git_repos, check_programs=not args.live,
                        field_origin=lambda pod, c, key: K.of(pod.source).field_origin(pod, c, key))
         sup = _supervisor(pods, ctls, docs, opts, tl)
     except _Stop as stop:
@@ -269,8 +285,10 @@ def main(argv=None) -> int:
         return 2
     if args.dry_run:
         return _plan(sup, pods, name)
+    if args.live:
+        return _run_live(args, name, docs, pods, opts, tl, faults, run_dir)
     if not args.quiet:
-        print(f"# kdt run {name}: {len(pods)} pod(s) "
+        print(f"# kdt run {name} (offline: kdt's rules of the operators; --live runs the real ones): {len(pods)} pod(s) "
               f"({', '.join(f'{q.name}={q.ip}' for q in pods[:6])}{', ...' if len(pods) > 6 else ''}); "
               f"folder {run_dir}", flush=True)
     return _run(sup, tl, args, name, run_dir)
@@ -285,6 +303,97 @@ def _plan(sup, pods: list, name: str) -> int:
             argv, _, _ = sup.command(pod, c, sup.opts.run_dir / "pods" / pod.name)
             print(f"{pod.name} ({pod.ip}) {'init ' if c.init else ''}{c.name}: {describe_argv(argv)[:300]}")
     return 0
+
+
+def _node_size(text: str) -> dict:
+    out = {}
+    for item in filter(None, (x.strip() for x in text.split(","))):
+        key, sep, value = item.partition("=")
+        if not sep or not key or not value:
+            raise UsageError(f"--node-size {text!r}: expected RESOURCE=QUANTITY,... (cpu=8,memory=64Gi,nvidia.com/gpu=8)")
+        from ..quantity import QuantityError, parse_quantity
+        try:
+            parse_quantity(value)
+        except QuantityError as e:
+            raise UsageError(f"--node-size {key}={value}: {e}") from None
+        out[key] = value
+    return out
+
+
+def _kept_cluster(name: str | None, rs):
+    """The control plane `kdt cluster up --name NAME` keeps, attached, when its releases are `rs`'s."""
+    from ..live.cluster import attach
+    from .cluster import _folder, _state
+    st = _state(_folder(name or "default"))
+    if st and st.get("trainer") == rs.trainer and st.get("training_operator") == rs.training_operator:
+        return attach(st)
+    if name:
+        have = f"Trainer {st.get('trainer')}, Training Operator {st.get('training_operator')}" if st else "not up"
+        raise UsageError(f"--cluster {name}: the target needs {rs.name}; that control plane is {have} "
+                         f"(`kdt cluster up --name {name} --trainer {rs.trainer}`)")
+    return None
+
+
+def _run_live(args, name: str, docs: list, pods: list, opts, tl, faults: list, run_dir: Path) -> int:
+    """--live: the target on the local control plane, its pods run by the node agent (kdt.live.liverun)."""
+    import signal
+    from .. import cluster as cluster_file
+    from ..live import liverun, releases as R
+    from ..live.cluster import Cluster
+    from ..versions import TRAINER_DEFAULT
+    size = _node_size(args.node_size)
+    trainer = next((str(p.facts["version"]) for p in pods if p.facts.get("version")), None) \
+        or args.trainer_version or TRAINER_DEFAULT
+    rs = R.ReleaseSet(trainer=trainer)
+    labels = None
+    if args.node_labels is not None:
+        labels = {}
+        for item in filter(None, (x.strip() for x in args.node_labels.split(","))):
+            key, sep, value = item.partition("=")
+            if not key:
+                raise UsageError(f"--node-labels {args.node_labels!r}: expected KEY=VALUE,...")
+            labels[key] = value
+    lopts = liverun.Options(nodes_extra=sum(f.action == "lose" for f in faults), node_size=size, node_labels=labels)
+
+    def stop(signum, frame):
+        raise KeyboardInterrupt
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, stop)
+    if not args.quiet:
+        print(f"# kdt run {name} --live: {len(pods)} pod(s) on the real controllers ({rs.name}); folder {run_dir}",
+              flush=True)
+    lr = None
+    kept = _kept_cluster(args.cluster, rs)
+    try:
+        with (contextlib.nullcontext(kept) if kept else
+              Cluster.start(rs, folder=run_dir / "control-plane", stream=sys.stderr, cluster_file=cluster_file.load())) as c:
+            if kept:
+                tl.add("note", "", f"live: on the control plane `kdt cluster up` keeps ({rs.name}; {c.kubeconfig})")
+            else:
+                tl.add("note", "", f"live: control plane ready in {c.started_s:.1f} s ({rs.name})")
+            lr = liverun.LiveRun(c, docs, pods, opts, tl, faults, lopts, "default", shared=bool(kept))
+            try:
+                verdict, stops = lr.run(args.timeout)
+            finally:
+                stray = lr.cleanup()
+    except KeyboardInterrupt:
+        if lr is not None:
+            lr.agent.cleanup()
+        print(f"kdt run: interrupted; every process of the run was stopped (folder {run_dir})", file=sys.stderr)
+        return 130
+    if stops:
+        for f in sorted(stops, key=F.sort_key):
+            print(text_report.line(f), file=sys.stderr)
+        return 2
+    tl.add("verdict", "", verdict.line(), succeeded=verdict.succeeded, reason=verdict.reason, stray_killed=stray,
+           path="live")
+    if args.quiet:
+        print(verdict.line())
+    if args.events:
+        tl.write_jsonl(Path(args.events))
+    if args.timeline:
+        tl.png(Path(args.timeline), name)
+    return 0 if verdict.succeeded else 1
 
 
 def _run(sup, tl, args, name: str, run_dir: Path) -> int:
@@ -303,7 +412,8 @@ def _run(sup, tl, args, name: str, run_dir: Path) -> int:
         return 130
     finally:
         stray = sup.cleanup()
-    tl.add("verdict", "", verdict.line(), succeeded=verdict.succeeded, reason=verdict.reason, stray_killed=stray)
+    tl.add("verdict", "", verdict.line(), succeeded=verdict.succeeded, reason=verdict.reason, stray_killed=stray,
+           path="offline")
     if args.quiet:
         print(verdict.line())
     if args.events:

@@ -256,7 +256,15 @@ class Cluster(Client):
             bins["kube-controller-manager"], *common, "--controllers=*",
             f"--service-account-private-key-file={self.pki.sa_key}", f"--root-ca-file={self.pki.ca}",
             "--use-service-account-credentials=false", "--cluster-name=kdt", "--v=1"])
-        self._spawn("kube-scheduler", [bins["kube-scheduler"], *common, "--v=1"])
+        # The scheduler retries a pod it could not place after 1 s, and at most 2 s (its defaults: 1 s doubling
+        # to 10 s; KubeSchedulerConfiguration podInitialBackoffSeconds/podMaxBackoffSeconds, v1 at
+        # k8s.io/kube-scheduler v0.36.3): a replacement pod waiting for its node lands as soon as it is free.
+        sched = self.folder / "scheduler.yaml"
+        sched.write_text(json.dumps({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
+                                     "clientConnection": {"kubeconfig": str(self.kubeconfig)},
+                                     "leaderElection": {"leaderElect": False},
+                                     "podInitialBackoffSeconds": 1, "podMaxBackoffSeconds": 2}))
+        self._spawn("kube-scheduler", [bins["kube-scheduler"], f"--config={sched}", "--secure-port=0", "--v=1"])
         if operators:
             self._start_operators(op_bins)
         self.say(f"ready: kubeconfig {self.kubeconfig}")

@@ -53,7 +53,11 @@ def main(argv: list[str]) -> int:
                                    "started_s": round(c.started_s, 1)}, indent=1))
         os.replace(tmp, state)
         owner = int(os.environ.get("KDT_LIVE_OWNER_PID") or 0)
+        swept = 0.0
         while not stop:
+            if time.monotonic() - swept >= 5:
+                swept = time.monotonic()
+                _sweep(c)
             if owner and not alive(owner):
                 print(f"live: the owner (pid {owner}) is gone: stopping", file=sys.stderr, flush=True)
                 return 0
@@ -67,6 +71,19 @@ def main(argv: list[str]) -> int:
     finally:
         state.unlink(missing_ok=True)
         c.stop()
+
+
+def _sweep(c) -> None:
+    """Nodes, volumes and namespaces of `kdt run --live` runs whose kdt died (kdt.live.node.sweep_orphans)."""
+    from .api import Api
+    from .node import sweep_orphans
+    try:
+        api = Api.from_kubeconfig(c.kubeconfig)
+        for what in sweep_orphans(api):
+            print(f"live: removed what a dead run left: {what}", file=sys.stderr, flush=True)
+        api.close()
+    except Exception as exc:       # the sweep is housekeeping: a failure is said, never the daemon's end
+        print(f"live: sweep: {exc}", file=sys.stderr, flush=True)
 
 
 if __name__ == "__main__":

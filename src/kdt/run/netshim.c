@@ -11,6 +11,8 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 #include <errno.h>
+#include <pthread.h>
+#include <sys/stat.h>
 
 /* kdt run: pod and service names resolve to per-pod loopback addresses, and "localhost" to the pod's
    own; a pod's wildcard binds go to its own address; gethostname/uname give the pod's hostname. Table: KDT_RUN_HOSTS
@@ -18,14 +20,22 @@
 
 #define MAXN 4096
 static char *names[MAXN]; static struct in_addr addrs[MAXN]; static int n = -1;
+/* The table is read again when its file is replaced (a live run rewrites it as pods come and go: `kdt run
+   --live`, kdt/live/node.py); lookups from several threads take the lock. */
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static ino_t seen_ino; static struct timespec seen_mtime;
 
-static void load(void) {
-    if (n >= 0) return;
-    n = 0;
+static void load(void) {      /* with mu held */
     const char *path = getenv("KDT_RUN_HOSTS");
-    if (!path) return;
+    struct stat st;
+    if (!path || stat(path, &st) != 0) { if (n < 0) n = 0; return; }
+    if (n >= 0 && st.st_ino == seen_ino && st.st_mtim.tv_sec == seen_mtime.tv_sec
+        && st.st_mtim.tv_nsec == seen_mtime.tv_nsec) return;
     FILE *f = fopen(path, "r");
-    if (!f) return;
+    if (!f) { if (n < 0) n = 0; return; }
+    for (int i = 0; i < n; i++) free(names[i]);
+    n = 0;
+    seen_ino = st.st_ino; seen_mtime = st.st_mtim;
     char line[8192];
     while (fgets(line, sizeof line, f) && n < MAXN) {
         char *save = NULL, *ip = strtok_r(line, " \t\r\n", &save);
@@ -45,12 +55,15 @@ static int lookup(const char *name, struct in_addr *out) {
     /* A pod's loopback is its own: "localhost" is where its wildcard binds landed (torchrun --standalone
        serves its rendezvous store at localhost). */
     if (strcasecmp(name, "localhost") == 0) return pod_addr(out);
-    load();
     size_t len = strlen(name);
     char buf[1024];
     if (len && len < sizeof buf && name[len - 1] == '.') { memcpy(buf, name, len - 1); buf[len - 1] = 0; name = buf; }
-    for (int i = 0; i < n; i++) if (strcasecmp(names[i], name) == 0) { *out = addrs[i]; return 1; }
-    return 0;
+    int found = 0;
+    pthread_mutex_lock(&mu);
+    load();
+    for (int i = 0; i < n; i++) if (strcasecmp(names[i], name) == 0) { *out = addrs[i]; found = 1; break; }
+    pthread_mutex_unlock(&mu);
+    return found;
 }
 
 typedef int (*gai_fn)(const char *, const char *, const struct addrinfo *, struct addrinfo **);

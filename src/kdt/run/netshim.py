@@ -47,7 +47,7 @@ def library() -> Path:
     fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=".netshim-", suffix=".so")
     os.close(fd)
     try:
-        proc = subprocess.run([cc, "-shared", "-fPIC", "-O2", "-o", tmp, str(SOURCE), "-ldl"],
+        proc = subprocess.run([cc, "-shared", "-fPIC", "-O2", "-o", tmp, str(SOURCE), "-ldl", "-lpthread"],
                               capture_output=True, text=True, timeout=120)
         if proc.returncode != 0:
             raise UsageError(f"kdt run: compiling {SOURCE.name} with {cc} failed: {' '.join(proc.stderr.split())[:300]}")
@@ -59,5 +59,8 @@ def library() -> Path:
 
 
 def write_hosts(path: Path, names: dict[str, list[str]]) -> None:
-    """`ip name...` lines, the table the shim reads (KDT_RUN_HOSTS)."""
-    path.write_text("".join(f"{ip} {' '.join(ns)}\n" for ip, ns in names.items()))
+    """`ip name...` lines, the table the shim reads (KDT_RUN_HOSTS); replaced whole, so a process reading it
+    while a live run rewrites it sees the old table or the new one, and reads the new one at its next lookup."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text("".join(f"{ip} {' '.join(ns)}\n" for ip, ns in names.items()))
+    os.replace(tmp, path)

@@ -48,6 +48,13 @@ class LocalPod:
     owner_obj: dict = field(default_factory=dict)   # JobSet pods: the JobSet object their controller reads
     claim_templates: set = field(default_factory=set)  # StatefulSet pods: volumeClaimTemplates (a claim per pod)
     facts: dict = field(default_factory=dict)       # the merge preview's facts of the object (Trainer release, ...)
+    uid: str = ""            # a live run's pod (kdt.live.node): the API server's uid and the node it is bound to
+    node: str = ""
+    label: str = ""          # a live run's pod: the name the run shows it by (kdt.live.node.logical_name)
+
+    @property
+    def shown(self) -> str:
+        return self.label or self.name
 
     @property
     def spec(self) -> dict:
@@ -177,7 +184,7 @@ def _value_from(pod: LocalPod, c: Container, vf: dict, objects: dict, path: tupl
             value = (meta.get(m.group(1)) or {}).get(m.group(2))
             return "" if value is None else str(value)
         simple = {"metadata.name": pod.name, "metadata.namespace": pod.namespace,
-                  "metadata.uid": f"kdt-{pod.name}", "spec.nodeName": NODE_NAME,
+                  "metadata.uid": pod.uid or f"kdt-{pod.name}", "spec.nodeName": pod.node or NODE_NAME,
                   "spec.serviceAccountName": str(pod.spec.get("serviceAccountName") or "default"),
                   "status.podIP": pod.ip, "status.podIPs": pod.ip, "status.hostIP": "127.0.0.1",
                   "status.hostIPs": "127.0.0.1"}

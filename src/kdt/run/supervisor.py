@@ -71,6 +71,46 @@ def _nslookup(python: str) -> str:
     return f"#!/bin/sh\nexec {python} -c \"$(cat <<'PY'\n{code}PY\n)\" \"$@\"\n"
 
 
+_GUARDIAN = """
+import os, signal, sys, time
+for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    signal.signal(s, signal.SIG_IGN)
+key = b"KDT_RUN=" + sys.argv[1].encode() + b"/"
+sys.stdin.buffer.read()          # EOF: the kdt that started this is gone, however it ended
+for _ in range(200):
+    found = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open(f"/proc/{d}/environ", "rb") as f:
+                    if key in f.read():
+                        found.append(int(d))
+            except OSError:
+                pass
+    if not found:
+        break
+    for pid in found:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    time.sleep(0.05)
+"""
+
+
+def start_guardian(run_id: str):
+    """A process that outlives kdt by a moment: when kdt is gone (a crash, SIGKILL: nothing of kdt runs then)
+    it kills every process of the run, which PR_SET_PDEATHSIG alone does not reach (a container's
+    grandchildren: torchrun's workers). It waits on a pipe only kdt holds; its own session, so Ctrl-C in
+    the terminal does not end it first."""
+    r, w = os.pipe()
+    proc = subprocess.Popen([sys.executable, "-c", _GUARDIAN, run_id], stdin=r, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True, close_fds=True)
+    os.close(r)
+    os.set_inheritable(w, False)
+    return proc, w
+
+
 def marked_pids(prefix: str) -> list[int]:
     """Live processes whose KDT_RUN value starts with `prefix`."""
     key = b"KDT_RUN=" + prefix.encode()
@@ -132,6 +172,9 @@ class Options:
     field_origin: Callable[[LocalPod, Container, str], tuple] = \
         lambda pod, c, key: (c.doc, c.path + (key,))
     git_repos: dict[str, Path] = field(default_factory=dict)  # --git-repo URL=PATH
+    # a program missing here stops the run before it starts; `kdt run --live` leaves it to the node agent,
+    # whose pod fails as on a cluster (ErrImagePull, kdt.live.node)
+    check_programs: bool = True
 
 
 class Supervisor:
@@ -219,6 +262,8 @@ class Supervisor:
             return [doc.finding("run", f"pod {p.name} container {c.name}: no command, and the image "
                                        f"{c.spec.get('image')!r} gives none a local run knows", path)]
         exe = argv[0]
+        if not self.opts.check_programs:
+            return []
         found = (os.access(exe, os.X_OK) and os.path.isfile(exe)) if "/" in exe else \
             shutil.which(exe, path=env.get("PATH")) is not None
         if found:
@@ -354,7 +399,7 @@ class Supervisor:
         r.procs[c.name] = proc
         self.mains[popen.pid] = (r, proc)
         what = "init container" if c.init else "container"
-        self.tl.add("start", r.pod.name, f"{what} {c.name}: {describe_argv(argv)[:160]}", ip=r.pod.ip,
+        self.tl.add("start", r.pod.shown, f"{what} {c.name}: {describe_argv(argv)[:160]}", ip=r.pod.ip,
                     incarnation=r.incarnation)
         if not getattr(self, "_shown_mounts", None):
             self._shown_mounts = True
@@ -432,7 +477,7 @@ class Supervisor:
         self._signal(proc.marker, signal.SIGKILL)
         r.procs.pop(c.name, None)
         ctl = self.by_pod[r.pod.name]
-        self.tl.add("exit", r.pod.name, f"{'init container' if c.init else 'container'} {c.name} exited with code {code}",
+        self.tl.add("exit", r.pod.shown, f"{'init container' if c.init else 'container'} {c.name} exited with code {code}",
                     code=code)
         policy = r.pod.restart_policy
         if c.init:
@@ -452,7 +497,7 @@ class Supervisor:
                 ctl.on_finished(r.pod.name)
             return
         if C.restarts_in_place(policy, code):
-            self.tl.add("restart", r.pod.name, f"container {c.name} restarts in place (restartPolicy {policy})")
+            self.tl.add("restart", r.pod.shown, f"container {c.name} restarts in place (restartPolicy {policy})")
             self._restart_in_place(r, c, ctl)
             return
         r.exited[c.name] = code
@@ -470,7 +515,7 @@ class Supervisor:
 
     def _pod_end(self, r: PodRun, ok: bool, code: int) -> None:
         r.ended = True
-        self.tl.add("pod-" + ("succeeded" if ok else "failed"), r.pod.name, f"pod {'Succeeded' if ok else 'Failed'}")
+        self.tl.add("pod-" + ("succeeded" if ok else "failed"), r.pod.shown, f"pod {'Succeeded' if ok else 'Failed'}")
         self._after(self.by_pod[r.pod.name].on_pod_end(r.pod.name, ok, code))
 
     def _after(self, actions: list) -> None:
@@ -525,23 +570,23 @@ class Supervisor:
                 self.max_step = max(self.max_step, step)
                 lowest = min(r.rank_pids) if r.rank_pids else int(f.get("rank", 0))
                 if int(f.get("rank", 0)) == lowest:
-                    self.tl.add("train", r.pod.name, f"step {step} loss {f.get('loss')}", step=step,
+                    self.tl.add("train", r.pod.shown, f"step {step} loss {f.get('loss')}", step=step,
                                 loss=f.get("loss"), rank=f.get("rank"))
             elif tag == "RESUME":
                 src = f.get("source", f.get("path", "none"))
-                self.tl.add("resume", r.pod.name, f"rank {f.get('rank')} from {'nothing' if src == 'none' else src} "
+                self.tl.add("resume", r.pod.shown, f"rank {f.get('rank')} from {'nothing' if src == 'none' else src} "
                                                   f"(step {f.get('step')})", step=f.get("step"), rank=f.get("rank"))
             elif tag == "HEAL":
                 # a torchft replica group received (or served) a peer's live state (trainkit/ft.py)
-                self.tl.add("heal", r.pod.name, f"replica group {f.get('replica_group')} {f.get('role')} the live "
+                self.tl.add("heal", r.pod.shown, f"replica group {f.get('replica_group')} {f.get('role')} the live "
                                                 f"state at step {f.get('step')} (weights "
                                                 f"{str(f.get('weights_sha256', ''))[:16]})",
                             **{k: f[k] for k in f if k != "ts"})
             elif tag == "FT" and f.get("lighthouse") == "lost":
-                self.tl.add("note", r.pod.name, f"replica group {f.get('replica_group')}: the Lighthouse is lost; "
+                self.tl.add("note", r.pod.shown, f"replica group {f.get('replica_group')}: the Lighthouse is lost; "
                                                 f"step {f.get('step')} saved, restarting to wait for it")
             elif tag == "DONE":
-                self.tl.add("done", r.pod.name, f"rank {f.get('rank')} step {f.get('step')} weights "
+                self.tl.add("done", r.pod.shown, f"rank {f.get('rank')} step {f.get('step')} weights "
                                                 f"{str(f.get('weights_sha256', ''))[:16]}", **{k: f[k] for k in f if k != "ts"})
 
     def _error_line(self, r: PodRun, proc: Proc, raw: str) -> None:
@@ -564,7 +609,7 @@ class Supervisor:
             ctl.verdict = C.Verdict(False, "CrashLoopBackOff",
                                     f"pod {r.pod.name} failed the same way {seen[0]} times with no training step "
                                     f"between (--crash-loop-limit {self.opts.crash_loop_limit}): {line}")
-            self.tl.add("note", r.pod.name, f"crash loop: {line}")
+            self.tl.add("note", r.pod.shown, f"crash loop: {line}")
 
     def _fault(self, fault: Fault) -> None:
         fault.done = True
@@ -574,25 +619,26 @@ class Supervisor:
             return
         sig_name = signal.Signals(fault.sig).name
         if fault.action == "lose":
-            self.tl.add("lose", r.pod.name, "the pod is lost (its node is gone): every process killed")
+            self.tl.add("lose", r.pod.shown, "the pod is lost (its node is gone): every process killed")
             self.delete_pod(r, 0)
             self._after(self.by_pod[r.pod.name].on_lost(r.pod.name))
             return
         if fault.rank is not None:
             pid = r.rank_pids.get(fault.rank)
             if pid is None or pid not in marked_pids(f"{self.run_id}/{r.pod.name}/{r.incarnation}/"):
-                self.tl.add("note", r.pod.name, f"fault {fault.spec}: no live worker of rank {fault.rank} in this pod")
+                self.tl.add("note", r.pod.shown, f"fault {fault.spec}: no live worker of rank {fault.rank} in this pod")
                 return
-            self.tl.add("kill", r.pod.name, f"{sig_name} to the worker of rank {fault.rank} (pid {pid})")
+            self.tl.add("kill", r.pod.shown, f"{sig_name} to the worker of rank {fault.rank} (pid {pid})")
             os.kill(pid, fault.sig)
             return
         proc = next(iter(r.procs.values()))
-        self.tl.add("kill", r.pod.name, f"{sig_name} to container {proc.container.name}'s main process (pid {proc.pid})")
+        self.tl.add("kill", r.pod.shown, f"{sig_name} to container {proc.container.name}'s main process (pid {proc.pid})")
         os.kill(proc.pid, fault.sig)
 
     # ------------------------------------------------------------- the run
     def run(self) -> C.Verdict:
         _set_subreaper()
+        self.guardian = start_guardian(self.run_id)
         for c in self.controllers:
             for n in c.notes:
                 self.tl.add("note", "", n)
