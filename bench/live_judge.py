@@ -42,6 +42,7 @@ def main(argv=None) -> int:
     t0 = time.monotonic()
     results = render_all(targets.resolve(args.paths))
     rows, out, bad = [], [], 0
+    fields: dict = {}          # where both refuse: same field, nested, different, no field (kdt.live.verdicts)
     failing: list[str] = []
     try:
         for r, res in run_targets(results, trainer_releases=tuple(args.release or ()) or None, wait_s=args.wait,
@@ -53,13 +54,19 @@ def main(argv=None) -> int:
                          res.fields, res.agreeing, explained, len(res.unexplained), len(res.missing), len(res.extra),
                          f"{res.seconds:.1f}"))
             for a in res.admissions:
+                where = f"{a.doc.file}:{a.doc.line}"
+                what = f"{a.doc.data.get('kind')} {_name(a.doc.data)}"
                 if a.skipped:
-                    out.append(f"  {res.target}: {a.doc.data.get('kind')} {a.doc.data['metadata'].get('name')}: not judged: {a.skipped}")
+                    out.append(f"  {where}: {what}: not judged: {a.skipped}")
                 elif not a.agree:
                     bad += 1
                     ours = "; ".join(f"{f.rule}: {f.message}" for f in a.ours) or "accepted"
-                    out.append(f"  {res.target}: {a.doc.data.get('kind')} {a.doc.data['metadata'].get('name')}: "
-                               f"API server: {a.refused or 'accepted'}; kdt: {ours}")
+                    out.append(f"  {where}: {what}: API server: {a.refused or 'accepted'}; kdt: {ours}")
+                elif a.field is not None:
+                    fields[a.field] = fields.get(a.field, 0) + 1
+                    listed = "" if a.field == "same field" else (f" (kdt: {', '.join(a.our_fields) or '-'}; "
+                                                                 f"server: {', '.join(a.server_fields) or '-'})")
+                    out.append(f"  {where}: {what}: both refuse: {a.field}{listed}")
             causes: dict = {}
             for d in res.differences:
                 if d.cause and not args.verbose:
@@ -96,9 +103,16 @@ def main(argv=None) -> int:
     print(f"\nlive judge: {len(rows)} target/release pair(s), {tot(6)} fields compared, {tot(7)} agreeing, "
           f"{tot(8)} explained, {tot(9)} unexplained; {tot(10)} missing, {tot(11)} extra; "
           f"{time.monotonic() - t0:.0f} s")
+    if fields:
+        print("both refuse, the field: " + ", ".join(f"{n} {k}" for k, n in sorted(fields.items())))
     failed = len(set(failing))
     print(f"judge: {len(rows) - failed} passed, {failed} failed")    # a pair passes with nothing unexplained
     return 1 if bad else 0
+
+
+def _name(data: dict) -> str:
+    meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
+    return str(meta.get("name") or (f"{meta['generateName']}*" if meta.get("generateName") else None))
 
 
 def _target_bad(res) -> bool:

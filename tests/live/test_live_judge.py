@@ -6,12 +6,16 @@ Training Operator v1.9.4, Kueue's and scheduler-plugins' CRDs (kdt.live.cluster)
 """
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -106,7 +110,7 @@ def check_trainjob_the_controller_creates_is_the_preview(c):
         assert not res.unexplained, "\n".join(f"{d.kind} {d.name} {d.path}: preview {d.preview!r} live {d.live!r}"
                                               for d in res.unexplained)
     finally:
-        cleanup(c, "kdt-live-tj", docs)
+        cleanup(c, res)
 
 
 def check_pytorchjob_the_training_operator_creates_is_the_preview(c):
@@ -134,7 +138,7 @@ spec:
         assert not res.unexplained, "\n".join(f"{d.kind} {d.name} {d.path}: preview {d.preview!r} live {d.live!r}"
                                               for d in res.unexplained)
     finally:
-        cleanup(c, "kdt-live-ptj", docs)
+        cleanup(c, res)
 
 
 def check_a_crd_the_api_server_refuses_kdt_refuses(c):
@@ -412,7 +416,60 @@ def check_a_null_server_side_apply_keeps_is_refused_by_both(c):
         c.kubectl("delete", "crd", "nullables.kdt-live.example.com", "--ignore-not-found", "--wait=false", check=False)
 
 
-CHECKS = [check_an_mpijob_launcher_mounting_what_the_operator_adds,
+HOOK_JOB = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  generateName: kdt-live-hook-
+  annotations: {argocd.argoproj.io/hook: PreSync}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: busybox}]
+"""
+
+
+def check_what_a_user_applies_together_is_judged_as_applied(c, tmp_path):
+    """Three ways the judge used to refuse what a cluster accepts (bench/live_repos.py on public repositories):
+    JobSet v0.12.0's own webhook configuration as its repository has it (config/components/webhook, naming a
+    Service) met the control plane's copy and its field manager; an Argo CD hook Job (`generateName`) cannot be
+    applied; a TrainJob whose runtime is in another file of its folder met no runtime. Now: all accepted as kdt
+    accepts them, and the control plane's own configuration is untouched."""
+    from kdt import targets as T
+    from kdt.live import install
+    from kdt.live import releases as R
+    from kdt.live.admission import units
+    trainer, jobset = R.trainer("2.3")
+    name, upstream = next((m, d) for m, d in install.webhooks(trainer, jobset, R.training_operator())
+                          if m == "jobset" and d["kind"] == "ValidatingWebhookConfiguration")
+    before = c.get_json("validatingwebhookconfiguration", upstream["metadata"]["name"])
+    folder = tmp_path / "runtimes"
+    folder.mkdir()
+    (folder / "runtime.yaml").write_text(RUNTIME.replace("kdt-live-torch", "kdt-live-folder-rt"))
+    (folder / "trainjob.yaml").write_text(TRAINJOB.replace("kdt-live-torch", "kdt-live-folder-rt")
+                                          .replace("kdt-live-job", "kdt-live-folder-job"))
+    rendered = []
+    for t in T.from_args([str(folder)]):
+        docs, _ = load_stream(Path(t.path).read_text(), t.name)
+        rendered.append(SimpleNamespace(ok=True, target=t, documents=[dataclasses.replace(d, target=t.name)
+                                                                      for d in docs]))
+    (unit,) = units(rendered, lambda t, docs: "2.3")
+    docs = _docs(json.dumps(upstream) + "\n---\n" + HOOK_JOB, "together.yaml") + unit.documents
+    res = judge(c, "together", docs, "2.3", namespace="kdt-live-together", compare=False)
+    try:
+        assert [(Path(a.doc.file).name, a.how, a.refused) for a in res.admissions] == [
+            ("together.yaml", "guarded", None), ("runtime.yaml", "apply", None),
+            ("together.yaml", "create", None), ("trainjob.yaml", "apply", None)], res.admissions
+        assert not _errors(json.dumps(upstream)) and not _errors(HOOK_JOB)
+        after = c.get_json("validatingwebhookconfiguration", upstream["metadata"]["name"])
+        assert after["webhooks"] == before["webhooks"] and "url" in after["webhooks"][0]["clientConfig"]
+    finally:
+        cleanup(c, res)
+
+
+CHECKS = [check_what_a_user_applies_together_is_judged_as_applied,
+          check_an_mpijob_launcher_mounting_what_the_operator_adds,
           check_trainjob_the_controller_creates_is_the_preview,
           check_pytorchjob_the_training_operator_creates_is_the_preview,
           check_a_crd_the_api_server_refuses_kdt_refuses, check_a_map_list_with_duplicate_keys_is_refused_by_both,
@@ -432,7 +489,7 @@ def test_each_class_on_the_real_control_plane(tmp_path):
     with Cluster.start(R.ReleaseSet(trainer="2.3"), folder=tmp_path / "cp", cluster_file=cluster_file.load()) as c:
         for check in CHECKS:
             try:
-                check(c)
+                check(c, tmp_path) if "tmp_path" in inspect.signature(check).parameters else check(c)
             except AssertionError as exc:
                 failures.append(f"{check.__name__}: {exc}")
     assert not failures, "\n\n".join(failures)

@@ -16,39 +16,40 @@ ADMISSION = "live-admission"
 PREVIEW = "live-preview"
 
 
-def _groups_by_release(groups, option):
-    from .. import trainer_release
-    out: dict = {}
-    for target, docs in groups:
-        if not docs:
-            continue
-        out.setdefault(trainer_release.decide(target, docs, option).release, []).append((target, docs))
-    return out
-
-
 def findings(groups, admission: bool = True, preview: bool = True, trainer_version: str | None = None,
              stream=sys.stderr) -> list[F.Finding]:
     """groups: (kdt.targets.Target, documents) pairs, each judged at the Trainer release it is checked for
     (`trainer_version`, else its marker, the repository's pin or its shape: kdt.trainer_release.decide).
     Starts one control plane per release (kdt.live.cluster; building what is missing); the findings."""
+    from types import SimpleNamespace
+
     from .. import cluster as cluster_file
+    from .. import trainer_release
     from ..versions import TRAINER_DEFAULT
     from . import releases as R
+    from .admission import units
     from .cluster import Cluster
     from .judge import cleanup, judge
     from .verdicts import ours
     cfile = cluster_file.load()
     out: list[F.Finding] = []
-    for rel, gs in _groups_by_release(groups, trainer_version).items():
-        rel = rel or TRAINER_DEFAULT
+    rendered = [SimpleNamespace(ok=True, target=t, documents=docs) for t, docs in groups if docs]
+    by_release: dict = {}
+    for unit in units(rendered, lambda t, docs: trainer_release.decide(t, docs, trainer_version).release,
+                      None if trainer_version else lambda docs: getattr(trainer_release.shape(docs), "release", None)):
+        by_release.setdefault(unit.release or TRAINER_DEFAULT, []).append(unit)
+    for rel, us in by_release.items():
         rs = R.ReleaseSet(trainer=rel)
         with Cluster.start(rs, stream=stream, cluster_file=cfile) as c:
-            for n, (target, docs) in enumerate(gs):
-                ns = f"kdt-live-{n}"
-                name = target.name
-                res = judge(c, name, docs, rel, ours(docs, rel, rs.training_operator, cfile), namespace=ns,
+            for n, unit in enumerate(us):
+                verdicts: dict = {}
+                for r in unit.targets:     # each target's own verdicts, references resolved across its unit
+                    verdicts.update(ours(r.documents, rel, rs.training_operator, cfile,
+                                         run_docs=unit.documents if len(unit.targets) > 1 else None))
+                res = judge(c, unit.name, unit.documents, rel, verdicts, namespace=f"kdt-live-{n}",
                             options=cfile.options)
-                cleanup(c, ns, docs)
+                cleanup(c, res)
+                docs = unit.documents
                 if admission:
                     for a in res.admissions:
                         if a.skipped:

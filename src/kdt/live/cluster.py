@@ -84,6 +84,7 @@ class Client:
     raises ComponentFailed when a component has died."""
 
     kubeconfig: Path
+    installed: set          # (group, kind, namespace, name) of what the control plane's install applied
 
     def say(self, msg: str) -> None:
         print(f"live: {msg}", file=getattr(self, "stream", sys.stderr), flush=True)
@@ -112,6 +113,7 @@ class Attached(Client):
     kubeconfig: Path
     components: dict
     stream: object = sys.stderr
+    installed: set = field(default_factory=set)     # not known of a control plane another process started
 
     def check(self) -> None:
         for name, pid in self.components.items():
@@ -136,6 +138,7 @@ class Cluster(Client):
     started_s: float = 0.0
     cluster_file: object = None       # kdt.cluster.Cluster: how the repository's clusters run the operators
     notes: list = field(default_factory=list)   # what of the cluster file's objects was left out, and why
+    installed: set = field(default_factory=set)  # kdt.live.install.key of every object the install applied
 
     # -- start ------------------------------------------------------------------------------------------
     @classmethod

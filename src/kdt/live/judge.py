@@ -1,10 +1,12 @@
 """The judge: a target's documents held against the real API server and the real operators.
 
 For one target at one Trainer release, on a running control plane (kdt.live.cluster):
-1. **Admission**: every document is applied server-side with `--dry-run=server`, one at a time, so the API
-   server's schema and CEL validation and every operator webhook answer for it; the answer (accepted, or
-   refused and the server's message) is set beside kdt's own error verdict for that document (validate's
-   errors and the lint rules that model an admission refusal).
+1. **Admission** (kdt.live.admission): what a user applies together (a target, or a walked folder's files)
+   is applied server-side with `--dry-run=server` tier by tier in the order a cluster needs (runtimes before
+   the jobs naming them), so the API server's schema and CEL validation and every operator webhook answer
+   for each document; the answer (accepted, or refused and the server's message, and the fields it names)
+   is set beside kdt's own error verdict for that document (validate's errors and the lint rules that model
+   an admission refusal).
 2. **Creation**: the accepted documents are applied for real (namespaced ones into a namespace of the run),
    and the controllers create what they create: the Training Operator's pods and Services, Trainer's
    JobSet (and its runtime snapshot ConfigMap from 2.3), JobSet's Jobs and Service, the Job controller's
@@ -20,7 +22,6 @@ For one target at one Trainer release, on a running control plane (kdt.live.clus
 from __future__ import annotations
 
 import copy
-import dataclasses
 import json
 import re
 import time
@@ -28,12 +29,8 @@ from dataclasses import dataclass, field
 
 from ..documents import Document
 from ..errors import UsageError
-
-# Kinds applied first (cluster-wide, then what jobs refer to), jobs last.
-_ORDER = {"Namespace": 0, "CustomResourceDefinition": 0, "PriorityClass": 1, "ClusterTrainingRuntime": 2,
-          "TrainingRuntime": 2, "ConfigMap": 1, "Secret": 1, "PersistentVolumeClaim": 1, "ServiceAccount": 1,
-          "Role": 1, "RoleBinding": 1, "ClusterRole": 1, "ClusterRoleBinding": 1, "Service": 2}
-_JOB_KINDS = {"PyTorchJob", "TrainJob", "JobSet", "Job", "StatefulSet", "Deployment", "TFJob", "MPIJob"}
+from . import admission as A
+from .admission import Admission, Unit, cleanup  # noqa: F401  (the judge's interface)
 
 #: differences with a known cause: (kind or "*", JSON path regex, cause, only where the preview has no value).
 #: Each row says why the preview and the cluster may differ there and still both be right.
@@ -55,18 +52,6 @@ _GENERATED = re.compile(r"^(kube-api-access)-[a-z0-9]{5}$")
 
 
 @dataclass
-class Admission:
-    doc: Document
-    refused: str | None            # the API server's message, None when accepted
-    ours: list                     # kdt's error findings on the document
-    skipped: str | None = None     # not judged (a kind this control plane does not serve), and why
-
-    @property
-    def agree(self) -> bool:
-        return self.skipped is not None or (self.refused is None) == (not self.ours)
-
-
-@dataclass
 class Difference:
     kind: str
     name: str
@@ -81,6 +66,10 @@ class Result:
     target: str
     release: str
     admissions: list[Admission] = field(default_factory=list)
+    namespace: str = ""            # the unit's own namespace (cleanup deletes it)
+    made_namespaces: list[str] = field(default_factory=list)   # namespaces the judge created
+    created: list[dict] = field(default_factory=list)          # objects applied for real (references)
+    notes: list[str] = field(default_factory=list)
     training_operator: str = ""    # the Training Operator release judged against
     objects: int = 0               # objects matched
     fields: int = 0                # leaf fields compared
@@ -191,73 +180,35 @@ def _pod_key(pod: dict) -> tuple | None:
     return meta.get("namespace") or "", owner, str(index)
 
 
-def _namespaced(doc: dict) -> bool:
-    return doc.get("kind") not in {"Namespace", "CustomResourceDefinition", "PriorityClass", "ClusterTrainingRuntime",
-                                   "ClusterRole", "ClusterRoleBinding", "ClusterQueue", "ResourceFlavor",
-                                   "Topology", "StorageClass", "PersistentVolume", "Queue",
-                                   "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
-                                   "WorkloadPriorityClass", "Cohort"}
-
-
-def _server_message(stderr: str) -> str:
-    text = stderr.strip().splitlines()
-    return " ".join(ln.strip() for ln in text)[-600:] if text else "refused"
-
-
 def judge(cluster, target: str, docs: list[Document], release: str, ours: dict | None = None,
           namespace: str = "kdt-judge", options: dict | None = None, wait_s: float = 30.0,
-          compare: bool = True) -> Result:
+          compare: bool = True, namespace_ready: bool = False) -> Result:
     """`ours`: {(target, index, prefix): [error findings]} from validate and lint (kdt.live.verdicts);
-    `compare`: also compare what the controllers create with the merge preview (else admission only)."""
+    `compare`: also compare what the controllers create with the merge preview (else admission only, and only
+    what later documents' admission reads is applied for real); `namespace_ready`: the caller made it."""
     from ..expand.model import Limit
     from ..merge_preview import expand_documents
     t0 = time.monotonic()
-    res = Result(target, release)
-    cluster.kubectl("create", "namespace", namespace, check=False)
-    placed: list[Document] = []
-    for d in docs:
-        if not isinstance(d.data, dict) or not d.data.get("kind"):
-            continue
-        data = copy.deepcopy(d.data)
-        if _namespaced(data):
-            data.setdefault("metadata", {})["namespace"] = (data.get("metadata") or {}).get("namespace") or namespace
-        placed.append(dataclasses.replace(d, data=data))
-    for ns in sorted({(p.data.get("metadata") or {}).get("namespace") for p in placed} - {None, namespace}):
-        cluster.kubectl("create", "namespace", ns, check=False)
-    placed.sort(key=lambda p: _ORDER.get(p.data.get("kind"), 3 if p.data.get("kind") not in _JOB_KINDS else 4))
-    accepted = []
-    # one document at a time, in the order a cluster needs them (runtimes before the jobs that name them:
-    # Trainer's webhook refuses a TrainJob whose runtime does not exist yet): the dry run is the verdict,
-    # then the accepted document is applied for real
-    for p in placed:
-        crd = p.data.get("kind") == "CustomResourceDefinition"
-        # a CRD the control plane already serves (its operators' own) is judged, never replaced
-        proc = cluster.kubectl("apply", "--server-side", "--dry-run=server", "--field-manager=kdt-judge",
-                               *(["--force-conflicts"] if crd else []), "-f", "-", input=json.dumps(p.data), check=False)
-        msg = None if proc.returncode == 0 else _server_message(proc.stderr)
-        skipped = None
-        if msg and ("no matches for kind" in msg or "resource mapping not found" in msg):
-            skipped, msg = f"{p.data.get('apiVersion')} {p.data.get('kind')} is not served by this control plane", None
-        res.admissions.append(Admission(p, msg, (ours or {}).get(_doc_id(p), []), skipped))
-        if msg is None and skipped is None:
-            if not crd:
-                cluster.kubectl("apply", "--server-side", "--field-manager=kdt-judge", "-f", "-", input=json.dumps(p.data))
-            accepted.append(p)
+    res = Result(target, release, namespace=namespace)
+    scope = A.served(cluster)
+    placed = A.place(docs, namespace, scope)
+    own = {(d.data.get("metadata") or {}).get("name") for d, _ in placed if d.data.get("kind") == "Namespace"}
+    wanted = [] if namespace_ready else [namespace]
+    wanted += sorted({ns for d, _ in placed if isinstance(d.data.get("metadata"), dict)
+                      and isinstance(ns := d.data["metadata"].get("namespace"), str)} - {namespace} - own)
+    A.make_namespaces(cluster, res, wanted)
+    accepted = A.admit(cluster, res, placed, ours or {}, everything=compare)
     if not compare:
         res.seconds = time.monotonic() - t0
         return res
     opts = {**(options or {}), "limit": Limit(None)}
     expansion = expand_documents(accepted, trainer_version=release, options=opts)
     objects, _findings = expansion
-    own = {(p.data.get("kind"), (p.data.get("metadata") or {}).get("namespace") or "",
-            (p.data.get("metadata") or {}).get("name")) for p in accepted}
-    _compare(cluster, res, [e.obj for e in objects], wait_s, own)
+    own_objects = {(p.data.get("kind"), (p.data.get("metadata") or {}).get("namespace") or "",
+                    (p.data.get("metadata") or {}).get("name")) for p in accepted}
+    _compare(cluster, res, [e.obj for e in objects], wait_s, own_objects)
     res.seconds = time.monotonic() - t0
     return res
-
-
-def _doc_id(d: Document) -> tuple:
-    return (d.target, d.index, d.prefix)
 
 
 def _live_objects(cluster, kinds: set[str], namespaces: set[str]) -> list[dict]:
@@ -310,7 +261,7 @@ def _defaulted(cluster, obj: dict, name: str) -> dict:
     meta["name"] = temp
     proc = cluster.kubectl("create", "--dry-run=server", "-o", "json", "-f", "-", input=json.dumps(o), check=False)
     if proc.returncode != 0:
-        raise UsageError(f"the API server refuses the preview's {obj.get('kind')} {name}: {_server_message(proc.stderr)}")
+        raise UsageError(f"the API server refuses the preview's {obj.get('kind')} {name}: {A.server_message(proc.stderr)[-600:]}")
     out = _renamed(json.loads(proc.stdout), temp, name)
     out["metadata"].update(kept)
     return out
@@ -424,48 +375,76 @@ def _match(preview: list[dict], live: list[dict]) -> list[tuple[dict, dict | Non
     return out
 
 
-def cleanup(cluster, namespace: str, docs: list[Document]) -> None:
-    """Remove what a target created (its namespace cascades; cluster-wide objects one by one)."""
-    for d in docs:
-        if isinstance(d.data, dict) and not _namespaced(d.data) and d.data.get("kind") not in ("Namespace", "CustomResourceDefinition"):
-            cluster.kubectl("delete", "--ignore-not-found", "--wait=false", "-f", "-", input=json.dumps(d.data), check=False)
-    cluster.kubectl("delete", "namespace", namespace, "--ignore-not-found", "--wait=false", check=False)
+@dataclass
+class Job:
+    """A unit to judge at one release set, with kdt's own verdicts on its documents."""
+    unit: Unit
+    training_operator: str
+    ours: dict
+    source: str = ""               # where the unit comes from (a repository of bench/live_repos.py)
+    cluster_file: object = None    # kdt.cluster.Cluster of the unit's repository (None: none)
+
+
+def plan(results, trainer_releases: tuple[str, ...] | None = None, training_operators: tuple[str, ...] | None = None,
+         cluster_file=None, source: str = "") -> list[Job]:
+    """The units of the rendered targets (kdt.live.admission.units), each at the Trainer release it is checked
+    for and, where it holds a kubeflow.org kind, at every Training Operator release (`training_operators`,
+    default all of kdt.versions.TRAINING_OPERATOR_RELEASES), with kdt's verdicts (kdt.live.verdicts: each
+    target's own, references resolved across its unit)."""
+    from .. import trainer_release, versions
+    from .verdicts import ours
+    tos = training_operators or tuple(versions.TRAINING_OPERATOR_RELEASES)
+    jobs = []
+    for unit in A.units(results, lambda t, docs: trainer_release.decide(t, docs).release,
+                        lambda docs: getattr(trainer_release.shape(docs), "release", None)):
+        if trainer_releases and unit.release not in trainer_releases:
+            continue
+        for to in (tos if unit.kubeflow_v1 else (versions.TRAINING_OPERATOR_DEFAULT,)):
+            verdicts: dict = {}
+            for r in unit.targets:
+                verdicts.update(ours(r.documents, unit.release, to, cluster_file,
+                                     run_docs=unit.documents if len(unit.targets) > 1 else None))
+            jobs.append(Job(unit, to, verdicts, source, cluster_file))
+    return jobs
+
+
+def execute(jobs: list[Job], stream=None, wait_s: float = 30.0, compare: bool = True):
+    """Judge the jobs: one control plane per release set (and cluster file) at a time, shared by every job
+    that runs at it (from any repository), each unit in a namespace of its own; a line per unit on `stream`
+    as it goes. Yields (job, Result)."""
+    import sys
+    from . import releases as R
+    from .cluster import Cluster
+    stream = stream or sys.stderr
+    groups: dict[tuple, list[Job]] = {}
+    for j in jobs:
+        cfile = getattr(j.cluster_file, "file", "") or ""
+        groups.setdefault((j.unit.release, j.training_operator, cfile), []).append(j)
+    done = 0
+    for (rel, to, _cfile), js in sorted(groups.items()):
+        rset = R.ReleaseSet(trainer=rel, training_operator=to)
+        with Cluster.start(rset, stream=stream, cluster_file=js[0].cluster_file) as c:
+            for n, j in enumerate(js):
+                if n % 50 == 0:     # the next units' namespaces, in one call
+                    A.make_namespaces(c, Result("", rel), [f"kdt-judge-{i}" for i in range(n, min(n + 50, len(js)))])
+                ns = f"kdt-judge-{n}"
+                res = judge(c, j.unit.name, j.unit.documents, rel, j.ours, namespace=ns,
+                            options=getattr(j.cluster_file, "options", None), wait_s=wait_s, compare=compare,
+                            namespace_ready=True)
+                res.training_operator = to
+                cleanup(c, res, namespace=compare)
+                done += 1
+                judged = [a for a in res.admissions if a.skipped is None]
+                print(f"live: [{done}/{len(jobs)}] {j.source + ': ' if j.source else ''}{j.unit.name} "
+                      f"(Trainer {rel}, Training Operator {to}): {len(judged)} judged, "
+                      f"{sum(1 for a in judged if not a.agree)} disagreeing, {res.seconds:.1f} s",
+                      file=stream, flush=True)
+                yield j, res
 
 
 def run_targets(results, stream=None, trainer_releases: tuple[str, ...] | None = None, wait_s: float = 30.0,
                 compare: bool = True, training_operators: tuple[str, ...] | None = None):
-    """Judge every rendered target (kdt.render results) at the Trainer release it is checked for and, where it
-    holds a kubeflow.org kind, at every Training Operator release (`training_operators`, default all of
-    kdt.versions.TRAINING_OPERATOR_RELEASES); one control plane per release set, targets one after another;
-    yields (render result, Result)."""
-    import sys
+    """Judge every rendered target of this repository (`plan`, then `execute`); yields (Job, Result)."""
     from .. import cluster as cluster_file
-    from .. import trainer_release, versions
-    from . import releases as R
-    from .cluster import Cluster
-    from .verdicts import ours
-    stream = stream or sys.stderr
-    cfile = cluster_file.load()
-    tos = training_operators or tuple(versions.TRAINING_OPERATOR_RELEASES)
-    groups: dict[tuple, list] = {}
-    for r in results:
-        if not r.ok:
-            continue
-        rel = trainer_release.decide(r.target, r.documents).release
-        if trainer_releases and rel not in trainer_releases:
-            continue
-        kubeflow_v1 = any(isinstance(d.data, dict) and str(d.data.get("apiVersion", "")).startswith("kubeflow.org/")
-                          for d in r.documents)
-        for to in (tos if kubeflow_v1 else (versions.TRAINING_OPERATOR_DEFAULT,)):
-            groups.setdefault((rel, to), []).append(r)
-    for (rel, to), rs in sorted(groups.items()):
-        rset = R.ReleaseSet(trainer=rel, training_operator=to)
-        with Cluster.start(rset, stream=stream, cluster_file=cfile) as c:
-            for n, r in enumerate(rs):
-                ns = f"kdt-judge-{n}"
-                verdicts = ours(r.documents, rel, to, cfile)
-                res = judge(c, r.target.name, r.documents, rel, verdicts, namespace=ns, options=cfile.options,
-                            wait_s=wait_s, compare=compare)
-                res.training_operator = to
-                cleanup(c, ns, r.documents)
-                yield r, res
+    jobs = plan(results, trainer_releases, training_operators, cluster_file.load())
+    yield from execute(jobs, stream, wait_s, compare)
