@@ -231,3 +231,279 @@ def name_is_dns_label(name: str, prefix: bool = False) -> list[str]:
 
 def name_is_dns1035_label(name: str, prefix: bool = False) -> list[str]:
     return is_dns1035_label(_mask_trailing_dash(name) if prefix else name)
+
+
+# RBAC names (pkg/apis/rbac/validation ValidateRBACName): k8s.io/apimachinery v0.36.3
+# pkg/api/validate/content/path.go IsPathSegmentName. ValidateRBACName ignores its prefix flag, so a
+# generateName prefix is judged as a whole name, without the trailing-dash mask.
+
+def name_is_path_segment(name: str, prefix: bool = False) -> list[str]:
+    if name in (".", ".."):
+        return [f"may not be '{name}'"]
+    return [f"may not contain '{c}'" for c in ("/", "%") if c in name]
+
+
+# IP addresses and CIDRs of the API's legacy fields: k8s.io/apimachinery v0.36.3 pkg/util/validation/ip.go
+# (IsValidIPForLegacyField, IsValidCIDRForLegacyField, parseIP, parseCIDR). A value is first read as
+# k8s.io/utils net.ParseIPSloppy / ParseCIDRSloppy read it (the fork of Go 1.16's net.ParseIP and ParseCIDR,
+# internal/third_party/forked/golang/net: IPv4 octets may carry leading zeros, a prefix length too); with
+# `strict` (the StrictIPCIDRValidation gate, kdt.apivalidation.checker.Options), it must also be what Go's
+# net/netip ParseAddr / ParsePrefix accept (no leading zeros; at most 4 hex digits a group), not an
+# IPv4-mapped IPv6 address, and a CIDR no bits set beyond its prefix length.
+
+IP_INVALID = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
+IP_LEADING_ZEROS = "must not have leading 0s"
+IP_4IN6 = "must not be an IPv4-mapped IPv6 address"
+CIDR_INVALID = "must be a valid CIDR value, (e.g. 10.9.8.0/24 or 2001:db8::/64)"
+CIDR_LEADING_ZEROS = "must not have leading 0s in IP or prefix length"
+CIDR_4IN6 = "must not have an IPv4-mapped IPv6 address"
+CIDR_HOST_BITS = "must not have bits set beyond the prefix length"
+_BIG = 0xFFFFFF
+_V4_IN_V6 = bytes(10) + b"\xff\xff"
+
+
+def _dtoi(s: str) -> tuple[int, int, bool]:
+    n = i = 0
+    while i < len(s) and "0" <= s[i] <= "9":
+        n = n * 10 + ord(s[i]) - 48
+        if n >= _BIG:
+            return _BIG, i, False
+        i += 1
+    return (0, 0, False) if i == 0 else (n, i, True)
+
+
+def _xtoi(s: str) -> tuple[int, int, bool]:
+    n = i = 0
+    while i < len(s):
+        c = s[i]
+        if "0" <= c <= "9" or "a" <= c <= "f" or "A" <= c <= "F":
+            n = n * 16 + int(c, 16)
+        else:
+            break
+        if n >= _BIG:
+            return 0, i, False
+        i += 1
+    return (0, i, False) if i == 0 else (n, i, True)
+
+
+class _Strictness:
+    """What the sloppy reading let through that netip refuses (the reasons of one parse)."""
+    __slots__ = ("lax",)
+
+    def __init__(self) -> None:
+        self.lax = False
+
+
+def _parse_ipv4(s: str, seen: _Strictness) -> bytes | None:
+    out = []
+    for i in range(4):
+        if not s:
+            return None
+        if i > 0:
+            if s[0] != ".":
+                return None
+            s = s[1:]
+        n, c, ok = _dtoi(s)
+        if not ok or n > 0xFF:
+            return None
+        if c > 1 and s[0] == "0":
+            seen.lax = True                     # netip: "IPv4 field has octet with leading zero"
+        s = s[c:]
+        out.append(n)
+    if s:
+        return None
+    return _V4_IN_V6 + bytes(out)
+
+
+def _parse_ipv6(s: str, seen: _Strictness) -> bytes | None:
+    ip = bytearray(16)
+    ellipsis = -1
+    if len(s) >= 2 and s[0] == ":" and s[1] == ":":
+        ellipsis, s = 0, s[2:]
+        if not s:
+            return bytes(ip)
+    i = 0
+    while i < 16:
+        n, c, ok = _xtoi(s)
+        if not ok or n > 0xFFFF:
+            return None
+        if c < len(s) and s[c] == ".":
+            if ellipsis < 0 and i != 12:
+                return None
+            if i + 4 > 16:
+                return None
+            ip4 = _parse_ipv4(s, seen)
+            if ip4 is None:
+                return None
+            ip[i:i + 4] = ip4[12:16]
+            s = ""
+            i += 4
+            break
+        if c > 4:
+            seen.lax = True                     # netip: "each group must have 4 or less digits"
+        ip[i], ip[i + 1] = n >> 8, n & 0xFF
+        i += 2
+        s = s[c:]
+        if not s:
+            break
+        if s[0] != ":" or len(s) == 1:
+            return None
+        s = s[1:]
+        if s[0] == ":":
+            if ellipsis >= 0:
+                return None
+            ellipsis, s = i, s[1:]
+            if not s:
+                break
+    if s:
+        return None
+    if i < 16:
+        if ellipsis < 0:
+            return None
+        n = 16 - i
+        for j in range(i - 1, ellipsis - 1, -1):
+            ip[j + n] = ip[j]
+        for j in range(ellipsis + n - 1, ellipsis - 1, -1):
+            ip[j] = 0
+    elif ellipsis >= 0:
+        return None
+    return bytes(ip)
+
+
+def parse_ip_sloppy(s: str) -> bytes | None:
+    """net.ParseIPSloppy: the address as 16 bytes (IPv4 as IPv4-in-IPv6), or None."""
+    return _parse_ip(s, _Strictness())
+
+
+def _parse_ip(s: str, seen: _Strictness) -> bytes | None:
+    for ch in s:
+        if ch == ".":
+            return _parse_ipv4(s, seen)
+        if ch == ":":
+            return _parse_ipv6(s, seen)
+    return None
+
+
+def parse_cidr_sloppy(s: str) -> tuple[bytes, int, bool] | None:
+    """net.ParseCIDRSloppy: (address as 16 bytes, prefix length, read as IPv4) or None."""
+    got = _parse_cidr(s, _Strictness())
+    return got[:3] if got else None
+
+
+def _parse_cidr(s: str, seen: _Strictness) -> tuple[bytes, int, bool, bool] | None:
+    """(address, prefix length, read as IPv4, the address part was read as IPv6)."""
+    if "/" not in s:
+        return None
+    addr, mask = s.split("/", 1)
+    v4 = True
+    ip = _parse_ipv4(addr, seen)
+    if ip is None:
+        v4 = False
+        ip = _parse_ipv6(addr, seen)
+    n, i, ok = _dtoi(mask)
+    if ip is None or not ok or i != len(mask) or n > (32 if v4 else 128):
+        return None
+    if len(mask) > 1 and mask[0] == "0":
+        seen.lax = True                         # netip.ParsePrefix: "bad bits after slash"
+    return ip, n, v4, not v4
+
+
+def _masked(ip: bytes, bits: int, v4: bool) -> bytes:
+    total = 32 if v4 else 128
+    raw = int.from_bytes(ip[12:] if v4 else ip, "big")
+    keep = ((1 << bits) - 1) << (total - bits) if bits else 0
+    return (raw & keep).to_bytes(total // 8, "big")
+
+
+def cidr_family(s: str) -> int | None:
+    """4 or 6 as k8s.io/utils net IPFamilyOfCIDR reads the network ParseCIDRSloppy gives (an IPv4-mapped
+    network counts as IPv4, as net.IP.To4 reads it); None when it is no CIDR."""
+    got = parse_cidr_sloppy(s)
+    if got is None:
+        return None
+    ip, bits, v4 = got
+    if v4:
+        return 4
+    net = _masked(ip, bits, False)
+    return 4 if net[:12] == _V4_IN_V6 else 6
+
+
+def is_valid_ip_for_legacy_field(value: str, strict: bool) -> list[str]:
+    """IsValidIPForLegacyField: what is wrong with an IP address of a legacy field ([] when valid)."""
+    seen = _Strictness()
+    ip = _parse_ip(value, seen)
+    if ip is None:
+        return [IP_INVALID]
+    if not strict:
+        return []
+    if seen.lax:
+        return [IP_LEADING_ZEROS]
+    if ":" in value.split(".", 1)[0] and ip[:12] == _V4_IN_V6:
+        return [IP_4IN6]
+    return []
+
+
+def is_valid_cidr_for_legacy_field(value: str, strict: bool) -> list[str]:
+    """IsValidCIDRForLegacyField: what is wrong with a CIDR of a legacy field ([] when valid)."""
+    seen = _Strictness()
+    got = _parse_cidr(value, seen)
+    if got is None:
+        return [CIDR_INVALID]
+    if not strict:
+        return []
+    ip, bits, v4, as_v6 = got
+    if seen.lax:
+        return [CIDR_LEADING_ZEROS]
+    if as_v6 and ip[:12] == _V4_IN_V6:
+        return [CIDR_4IN6]
+    if _masked(ip, bits, v4) != (ip[12:] if v4 else ip):
+        return [CIDR_HOST_BITS]
+    return []
+
+
+def cidr_network(s: str) -> tuple[bytes, int, int] | None:
+    """The network of a CIDR as Go's net.IPNet.Contains compares it: (address, its prefix, the mask's own size),
+    the address 4 bytes when net.IP.To4 reads it as IPv4 (an IPv4-mapped network too); None when it is no CIDR."""
+    got = parse_cidr_sloppy(s)
+    if got is None:
+        return None
+    ip, bits, v4 = got
+    if v4:
+        return _masked(ip, bits, True), bits, bits
+    net = _masked(ip, bits, False)
+    if net[:12] == _V4_IN_V6:
+        return net[12:], max(bits - 96, 0), bits
+    return net, bits, bits
+
+
+def cidr_contains(outer: str, inner: str) -> bool:
+    """net.IPNet.Contains(inner's network address), of two CIDRs ParseCIDRSloppy reads."""
+    a, b = cidr_network(outer), cidr_network(inner)
+    if a is None or b is None or len(a[0]) != len(b[0]):
+        return False
+    total = len(a[0]) * 8
+    return _masked(_pad(b[0]), a[1], total == 32) == _masked(_pad(a[0]), a[1], total == 32)
+
+
+def _pad(addr: bytes) -> bytes:
+    return _V4_IN_V6 + addr if len(addr) == 4 else addr
+
+
+def endpoint_ip_errors(value: str) -> list[str]:
+    """ValidateEndpointIP (kubernetes v1.36.3 pkg/apis/core/validation/validation.go): no unspecified, loopback,
+    link-local or link-local multicast address (net.IP's IsUnspecified, IsLoopback, IsLinkLocalUnicast,
+    IsLinkLocalMulticast, an IPv4-mapped address read as IPv4)."""
+    ip = parse_ip_sloppy(value)
+    if ip is None:
+        return ["must be a valid IP address"]
+    errs = []
+    v4 = ip[12:] if ip[:12] == _V4_IN_V6 else None
+    if (v4 == bytes(4)) if v4 is not None else ip == bytes(16):
+        errs.append(f"may not be unspecified ({value})")
+    if (v4[0] == 127) if v4 is not None else ip == bytes(15) + b"\x01":
+        errs.append("may not be in the loopback range (127.0.0.0/8, ::1/128)")
+    if (v4[:2] == b"\xa9\xfe") if v4 is not None else (ip[0] == 0xFE and ip[1] & 0xC0 == 0x80):
+        errs.append("may not be in the link-local range (169.254.0.0/16, fe80::/10)")
+    if (v4[:3] == b"\xe0\x00\x00") if v4 is not None else (ip[0] == 0xFF and ip[1] & 0x0F == 0x02):
+        errs.append("may not be in the link-local multicast range (224.0.0.0/24, ff02::/10)")
+    return errs

@@ -94,6 +94,8 @@ def _admitted(doc: Document, ks: schemas.KindSchema | None = None, server_side: 
     k = K.of(doc)
     if k is not None:
         data = k.admitted(data)
+        if ks is not None and ks.custom and k.reencodes(data) and schemas.has_fraction(data):
+            data = ks.quantities_as_text(data)
     meta = data.get("metadata")
     if isinstance(meta, dict) and not meta.get("name") and meta.get("generateName"):
         name = api_meta.generated_name(meta)
@@ -121,6 +123,9 @@ def _errors(doc: Document, ks: schemas.KindSchema) -> list[Finding]:
                 out.append(dataclasses.replace(f, line=pos[0], col=pos[1]) if pos else f)
         elif name == "required":
             out.append(doc.finding(RULE, f"missing required field {kind.property!r}", path, **origin))
+        elif name == "type" and ks.custom and isinstance(err.instance, float) and {"integer", "string"} <= set(kind.types):
+            out.append(doc.finding(RULE, _int_or_string_message(err.instance, path, ks.is_quantity(path)), path,
+                                   **origin))
         elif name == "type":
             out.append(doc.finding(RULE, f"{_short(err.instance)} is not of type {_types(kind.types)}", path, **origin))
         elif name == "enum":
@@ -129,6 +134,21 @@ def _errors(doc: Document, ks: schemas.KindSchema) -> list[Finding]:
         else:
             out.append(doc.finding(RULE, err.message, path, **origin))
     return out
+
+
+def _int_or_string_message(value, path: list, quantity: bool) -> str:
+    """A decimal number where a custom resource's CRD declares `x-kubernetes-int-or-string` (a Quantity or an
+    IntOrString), with the API server's words: kube-openapi pkg/validation/validate/type.go (a JSON number passes
+    [integer, string] only when it is a whole one), whose path is the object's fields joined by dots
+    (object_validator.go), and apiextensions-apiserver v0.36.3 pkg/apiserver/validation/validation.go
+    kubeOpenAPIResultToFieldErrors (field.TypeInvalid)."""
+    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in path).lstrip(".")
+    v = _short(value)
+    why = (f"a Quantity of a custom resource is its CRD's x-kubernetes-int-or-string, a whole number or a string (a "
+           f"Pod's takes {v}, a custom resource's does not); quote it: \"{v}\"" if quantity else
+           "its CRD declares it x-kubernetes-int-or-string, a whole number or a string")
+    return (f"{v} is not of type integer or string: {why} (the API server: Invalid value: \"number\": {where} in "
+            "body must be of type integer,string: \"number\")")
 
 
 def _ssa_refused_nulls(doc: Document, ks: schemas.KindSchema) -> dict:

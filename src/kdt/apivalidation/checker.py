@@ -32,11 +32,18 @@ class Options:
     # allowed; off, pkg/api/pod/util.go dropContainerRestartRules removes it before validation (1.34 on), so
     # from 1.34 it is never refused; before, "may not be set for non-init containers".
     container_restart_rules: bool
+    # StrictIPCIDRValidation: alpha (off) 1.33, beta and on by default 1.36 (kubernetes v1.36.3
+    # pkg/features/kube_features.go): the IPs and CIDRs of the legacy fields (a Node's podCIDRs, a Service's
+    # loadBalancerSourceRanges and externalIPs, a NetworkPolicy's ipBlock, a pod's nameservers and hostAliases)
+    # may not have leading zeros nor be IPv4-mapped IPv6, and a CIDR may not have bits set beyond its prefix
+    # (k8s.io/apimachinery v0.36.3 pkg/util/validation/ip.go; kdt.formats.is_valid_cidr_for_legacy_field).
+    strict_ip_cidr: bool = False
 
     @classmethod
     def for_version(cls, kubernetes_version: str) -> "Options":
         minor = int(str(kubernetes_version).split(".")[1])
-        return cls(minor, relaxed_env_names=minor >= 32, sleep_zero=minor >= 33, container_restart_rules=minor >= 34)
+        return cls(minor, relaxed_env_names=minor >= 32, sleep_zero=minor >= 33, container_restart_rules=minor >= 34,
+                   strict_ip_cidr=minor >= 36)
 
 
 class Report:

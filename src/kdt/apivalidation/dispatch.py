@@ -10,6 +10,7 @@ from . import crd as C
 from . import meta as M
 from . import objects as O
 from . import pods as P
+from . import rbac as RB
 from . import workloads as W
 from .checker import Options, Report
 
@@ -21,7 +22,8 @@ RULES = {
     M.RULE_ANNOTATIONS: "An annotation key is not a qualified name, or the annotations exceed 256 KiB "
                         "(ValidateAnnotations).",
     P.RULE_POD: "A pod-level field the API server refuses: dnsPolicy, hostname, subdomain, priorityClassName, "
-                "serviceAccountName, tolerations, activeDeadlineSeconds (ValidatePodSpec).",
+                "serviceAccountName, tolerations, activeDeadlineSeconds, hostAliases and dnsConfig nameservers (IPs: "
+                "strict from 1.36) (ValidatePodSpec).",
     P.RULE_RESTART: "A restartPolicy the kind does not allow: Always for controllers, OnFailure or Never for Jobs "
                     "(ValidatePodSpec, batch and apps validation).",
     P.RULE_CONTAINER: "A container name that is no DNS-1123 label or is used twice, a missing image, a policy value "
@@ -45,7 +47,8 @@ RULES = {
                 "parallelism, completionMode, podFailurePolicy, successPolicy, selector (batch/validation).",
     W.RULE_WORKLOAD: "A StatefulSet, Deployment, ReplicaSet or DaemonSet the API server refuses: selector empty or "
                      "not matching the template, serviceName, update strategy (apps/validation).",
-    O.RULE_SERVICE: "A Service the API server refuses: ports, port names, protocols, type (ValidateService).",
+    O.RULE_SERVICE: "A Service the API server refuses: ports, port names, protocols, type, externalIPs and "
+                    "load-balancer source ranges that are no IP or CIDR (strict from 1.36) (ValidateService).",
     O.RULE_PVC: "A PersistentVolumeClaim (or StatefulSet claim template) without access modes or storage request, "
                 "or with unknown modes (ValidatePersistentVolumeClaimSpec).",
     C.RULE_CRD: "A CustomResourceDefinition the API server refuses: a type it does not know (`strign`), a name that "
@@ -55,6 +58,16 @@ RULES = {
                 "pkg/apiserver/schema/validation.go).",
     O.RULE_CONFIG: "A ConfigMap or Secret key or size the API server refuses, or a Secret missing the keys of its "
                    "type (ValidateConfigMap, ValidateSecret).",
+    O.RULE_NODE: "A Node the API server refuses: a podCIDRs entry that is no CIDR (from Kubernetes 1.36 also one with "
+                 "bits beyond its prefix, leading zeros or an IPv4-mapped address: StrictIPCIDRValidation), more than "
+                 "one CIDR of a family (ValidateNode).",
+    O.RULE_NETWORK_POLICY: "A NetworkPolicy the API server refuses: selectors, ports, a peer with no or several kinds "
+                           "with an ipBlock, an ipBlock cidr or except that is no CIDR (strict from 1.36) or no strict "
+                           "subset, policyTypes (networking/validation ValidateNetworkPolicySpec).",
+    RB.RULE_RBAC: "A Role, ClusterRole or binding the API server refuses: a roleRef that is no Role or ClusterRole of "
+                  "rbac.authorization.k8s.io, a subject of an unknown kind or apiGroup, a ServiceAccount subject of a "
+                  "ClusterRoleBinding without a namespace, a policy rule without verbs, apiGroups or resources "
+                  "(rbac/validation ValidateRoleBinding, ValidateRoleBindingSubject, ValidatePolicyRule).",
 }
 
 
@@ -76,6 +89,12 @@ _BUILTIN = {
     K.lookup("apps", "DaemonSet"): _controller("DaemonSet"),
     K.STATEFULSET: _controller("StatefulSet", statefulset=True),
     K.CRD: C.check,
+    K.lookup("", "Node"): O.node,
+    K.lookup("networking.k8s.io", "NetworkPolicy"): O.network_policy,
+    K.lookup(RB.GROUP, "Role"): lambda r: RB.role(r, cluster=False),
+    K.lookup(RB.GROUP, "ClusterRole"): lambda r: RB.role(r, cluster=True),
+    K.lookup(RB.GROUP, "RoleBinding"): lambda r: RB.role_binding(r, cluster=False),
+    K.lookup(RB.GROUP, "ClusterRoleBinding"): lambda r: RB.role_binding(r, cluster=True),
 }
 _OPERATOR_ROLES = (K.JOB, K.RUNTIME)
 _options: dict[str, Options] = {}

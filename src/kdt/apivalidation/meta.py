@@ -28,12 +28,13 @@ RULE_NAME = "api-name"
 RULE_LABELS = "api-labels"
 RULE_ANNOTATIONS = "api-annotations"
 
-SUBDOMAIN, LABEL, DNS1035 = "DNS-1123 subdomain", "DNS-1123 label", "DNS-1035 label"
-_NAME_FN = {SUBDOMAIN: F.name_is_dns_subdomain, LABEL: F.name_is_dns_label, DNS1035: F.name_is_dns1035_label}
+SUBDOMAIN, LABEL, DNS1035, PATH_SEGMENT = "DNS-1123 subdomain", "DNS-1123 label", "DNS-1035 label", "path segment"
+_NAME_FN = {SUBDOMAIN: F.name_is_dns_subdomain, LABEL: F.name_is_dns_label, DNS1035: F.name_is_dns1035_label,
+            PATH_SEGMENT: F.name_is_path_segment}
 _NAME_CHECK = {SUBDOMAIN: dns1123_subdomain, LABEL: dns1123_label, DNS1035: dns1035_label}   # names: memoized
 
 # (API group, kind) -> the name rule of that kind's Validate function, and whether it is namespaced.
-# Kinds not listed keep their names unjudged (RBAC names are path segments, a CRD's is <plural>.<group>).
+# Kinds not listed keep their names unjudged (a CRD's is <plural>.<group>, kdt.apivalidation.crd).
 NAME_RULES: dict[tuple[str, str], tuple[str, bool]] = {
     ("", "Pod"): (SUBDOMAIN, True),                      # ValidatePodName
     ("", "PodTemplate"): (SUBDOMAIN, True),
@@ -46,6 +47,13 @@ NAME_RULES: dict[tuple[str, str], tuple[str, bool]] = {
     ("", "LimitRange"): (SUBDOMAIN, True),
     ("", "ResourceQuota"): (SUBDOMAIN, True),
     ("", "Namespace"): (LABEL, False),                   # ValidateNamespaceName
+    ("", "Node"): (SUBDOMAIN, False),                    # ValidateNodeName
+    ("networking.k8s.io", "NetworkPolicy"): (SUBDOMAIN, True),   # networking/validation ValidateNetworkPolicyName
+    # rbac/validation ValidateRBACName: content.IsPathSegmentName (no '.', '..', '/' or '%')
+    ("rbac.authorization.k8s.io", "Role"): (PATH_SEGMENT, True),
+    ("rbac.authorization.k8s.io", "RoleBinding"): (PATH_SEGMENT, True),
+    ("rbac.authorization.k8s.io", "ClusterRole"): (PATH_SEGMENT, False),
+    ("rbac.authorization.k8s.io", "ClusterRoleBinding"): (PATH_SEGMENT, False),
     ("apps", "Deployment"): (SUBDOMAIN, True),
     ("apps", "ReplicaSet"): (SUBDOMAIN, True),
     ("apps", "DaemonSet"): (SUBDOMAIN, True),

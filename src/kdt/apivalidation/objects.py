@@ -1,24 +1,32 @@
-"""Services, PersistentVolumeClaims, ConfigMaps and Secrets: the objects a training job sits beside.
+"""Services, PersistentVolumeClaims, ConfigMaps, Secrets, NetworkPolicies and Nodes: the objects a training
+job sits beside.
 
 kubernetes/kubernetes pkg/apis/core/validation/validation.go (as stored by the
 search tool, Kubernetes 1.34/1.35): ValidateService and validateServicePort
 (after the v1 defaults: type ClusterIP, sessionAffinity None, protocol TCP,
 targetPort = port), ValidatePersistentVolumeClaimSpec, ValidateConfigMap,
 ValidateSecret (MaxSecretSize 1 MiB for both, keys IsConfigMapKey, the keys
-each Secret type requires).
+each Secret type requires). At v1.36.3: the Service's externalIPs and
+load-balancer source ranges, ValidateNode's podCIDRs, and
+pkg/apis/networking/validation/validation.go ValidateNetworkPolicySpec, whose IPs
+and CIDRs are strict from 1.36 (StrictIPCIDRValidation; kdt.formats).
 """
 from __future__ import annotations
 
 import base64
 import binascii
+import json
 from .. import formats as F
 from . import meta as M
 from . import pods as P
-from .checker import Report, as_int, config_key, d, dns1123_label, dns1123_subdomain, label_key, lst, quote
+from .checker import (Report, as_int, config_key, d, dns1123_label, dns1123_subdomain, label_key, lst, port_name,
+                      quote)
 
 RULE_SERVICE = "api-service"
 RULE_PVC = "api-pvc"
 RULE_CONFIG = "api-config"
+RULE_NODE = "api-node"
+RULE_NETWORK_POLICY = "api-network-policy"
 
 SERVICE_TYPES = ("ClusterIP", "NodePort", "LoadBalancer", "ExternalName")
 ACCESS_MODES = ("ReadWriteOnce", "ReadOnlyMany", "ReadWriteMany", "ReadWriteOncePod")
@@ -116,6 +124,186 @@ def service(r: Report) -> None:
         v = spec.get(key)
         if isinstance(v, str) and v and v not in ("Cluster", "Local"):
             r.err(RULE_SERVICE, path + (key,), f'Unsupported value: {quote(v)}: supported values: "Cluster", "Local"')
+    _service_addresses(r, spec, typ, path)
+
+
+# core.AnnotationLoadBalancerSourceRangesKey
+LB_SOURCE_RANGES_ANNOTATION = "service.beta.kubernetes.io/load-balancer-source-ranges"
+
+
+def _service_addresses(r: Report, spec: dict, typ, path: tuple) -> None:
+    """ValidateService (kubernetes v1.36.3 pkg/apis/core/validation/validation.go), on create: each externalIP
+    an IP address of a legacy field and no unspecified, loopback or link-local one (ValidateEndpointIP); the
+    loadBalancerSourceRanges (space-padding allowed), or else the annotation's comma-separated list, CIDRs of a
+    legacy field, only for a LoadBalancer. Strict from 1.36 (Options.strict_ip_cidr). On update the values the
+    old object held pass unchecked (its existingExternalIPs, existingSourceRanges): kdt judges a create."""
+    strict = r.opts.strict_ip_cidr
+    for i, ip in enumerate(lst(spec.get("externalIPs"))):
+        if isinstance(ip, str):
+            r.each(RULE_SERVICE, path + ("externalIPs", i), ip,
+                   F.is_valid_ip_for_legacy_field(ip, strict) or F.endpoint_ip_errors(ip))
+    ranges = lst(spec.get("loadBalancerSourceRanges"))
+    lb = typ == "LoadBalancer"
+    if ranges:
+        # the API server names the field `spec.LoadBalancerSourceRanges` (its Go name)
+        if not lb:
+            r.err(RULE_SERVICE, path + ("loadBalancerSourceRanges",),
+                  "Forbidden: may only be used when `type` is 'LoadBalancer'")
+        for i, value in enumerate(ranges):
+            if isinstance(value, str):
+                value = value.strip()
+                r.each(RULE_SERVICE, path + ("loadBalancerSourceRanges", i), value,
+                       F.is_valid_cidr_for_legacy_field(value, strict))
+        return
+    meta = d(r.doc.data.get("metadata"))
+    value = d(meta.get("annotations")).get(LB_SOURCE_RANGES_ANNOTATION)
+    if value is None:
+        return
+    where = ("metadata", "annotations", LB_SOURCE_RANGES_ANNOTATION)
+    if not lb:
+        r.err(RULE_SERVICE, where, "Forbidden: may only be used when `type` is 'LoadBalancer'")
+    if isinstance(value, str) and value.strip():
+        for cidr in value.strip().split(","):
+            cidr = cidr.strip()
+            r.each(RULE_SERVICE, where, cidr, F.is_valid_cidr_for_legacy_field(cidr, strict))
+
+
+def node(r: Report) -> None:
+    """ValidateNode (kubernetes v1.36.3 pkg/apis/core/validation/validation.go), its podCIDRs: each a CIDR of a
+    legacy field (strict from 1.36: no bits beyond the prefix, `10.0.0.1/24` is refused), and more than one only
+    as one IPv4 and one IPv6 (netutils.IsDualStackCIDRStrings). The v1 `spec.podCIDR` is the internal podCIDRs'
+    first item when podCIDRs is empty or differs from it (pkg/apis/core/v1/conversion.go
+    Convert_v1_NodeSpec_To_core_NodeSpec: podCIDR wins): the API server names it `spec.podCIDRs[0]`, kdt the field
+    written. The same list is judged on update (ValidateNode runs there too, with no old values allowed)."""
+    spec = r.doc.data.get("spec")
+    if not isinstance(spec, dict):
+        return
+    single, listed = spec.get("podCIDR"), lst(spec.get("podCIDRs"))
+    cidrs: list = [(("spec", "podCIDRs", i), v) for i, v in enumerate(listed)]
+    if isinstance(single, str) and single and (not listed or listed[0] != single):
+        cidrs = [(("spec", "podCIDR"), single)]
+    if not cidrs:
+        return
+    strict = r.opts.strict_ip_cidr
+    for where, value in cidrs:
+        if isinstance(value, str):
+            wrong = F.is_valid_cidr_for_legacy_field(value, strict)
+            if where[-1] == "podCIDR":
+                wrong = [f"{m} (the API server names it spec.podCIDRs[0], where it reads spec.podCIDR)" for m in wrong]
+            r.each(RULE_NODE, where, value, wrong)
+    if len(cidrs) > 1:
+        values = [v for _, v in cidrs]
+        families = [F.cidr_family(v) if isinstance(v, str) else None for v in values]
+        for i, fam in enumerate(families):
+            if fam is None:
+                r.err(RULE_NODE, ("spec", "podCIDRs"), "Internal error: invalid PodCIDRs. failed to check with dual "
+                                                       f"stack with error:invalid CIDR[{i}]: <nil> (invalid CIDR "
+                                                       f"address: {values[i]})")
+                break
+        if None in families or set(families) != {4, 6} or len(values) > 2:
+            r.err(RULE_NODE, ("spec", "podCIDRs"), f"Invalid value: {json.dumps(values, separators=(',', ':'))}: may "
+                                                   "specify no more than one CIDR for each IP family")
+
+
+NP_PROTOCOLS = ("TCP", "UDP", "SCTP")
+NP_POLICY_TYPES = ("Ingress", "Egress")
+
+
+def network_policy(r: Report) -> None:
+    """ValidateNetworkPolicySpec (kubernetes v1.36.3 pkg/apis/networking/validation/validation.go), on create:
+    the pod selector, each rule's ports (protocol, port number or name, endPort) and peers (exactly one kind of
+    peer with an ipBlock; the ipBlock's cidr and except CIDRs of a legacy field, strict from 1.36, each except a
+    strict subset of the cidr), policyTypes. On update the CIDRs the old policy held pass unchecked
+    (ValidateNetworkPolicyUpdate's AllowCIDRsEvenIfInvalid)."""
+    spec = r.doc.data.get("spec")
+    if not isinstance(spec, dict):
+        return
+    path = ("spec",)
+    M.selector(r, spec.get("podSelector"), path + ("podSelector",), RULE_NETWORK_POLICY)
+    for direction, peers_key in (("ingress", "from"), ("egress", "to")):
+        for i, rule in enumerate(lst(spec.get(direction))):
+            if not isinstance(rule, dict):
+                continue
+            rp = path + (direction, i)
+            for j, port in enumerate(lst(rule.get("ports"))):
+                if isinstance(port, dict):
+                    _np_port(r, port, rp + ("ports", j))
+            for j, peer in enumerate(lst(rule.get(peers_key))):
+                if isinstance(peer, dict):
+                    _np_peer(r, peer, rp + (peers_key, j))
+    types = lst(spec.get("policyTypes"))
+    if len(types) > len(NP_POLICY_TYPES):
+        r.err(RULE_NETWORK_POLICY, path + ("policyTypes",), f"Invalid value: {json.dumps(types, separators=(',', ':'))}: "
+                                                            "may not specify more than two policyTypes")
+        return
+    for i, t in enumerate(types):
+        if isinstance(t, str) and t not in NP_POLICY_TYPES:
+            r.err(RULE_NETWORK_POLICY, path + ("policyTypes", i), f"Unsupported value: {quote(t)}: supported values: "
+                                                                  f"{_opts(NP_POLICY_TYPES)}")
+
+
+def _np_port(r: Report, port: dict, path: tuple) -> None:
+    proto = port.get("protocol")
+    if isinstance(proto, str) and proto not in NP_PROTOCOLS:
+        r.err(RULE_NETWORK_POLICY, path + ("protocol",), f"Unsupported value: {quote(proto)}: supported values: "
+                                                         f"{_opts(NP_PROTOCOLS)}")
+    number, end = port.get("port"), as_int(port.get("endPort"))
+    if as_int(number) is not None:
+        r.each(RULE_NETWORK_POLICY, path + ("port",), number, F.is_valid_port_num(number))
+        if end is not None:
+            if end < number:
+                r.err(RULE_NETWORK_POLICY, path + ("endPort",), f"Invalid value: {number}: must be greater than or "
+                                                                "equal to `port`")
+            r.each(RULE_NETWORK_POLICY, path + ("endPort",), end, F.is_valid_port_num(end))
+    elif isinstance(number, str):
+        if end is not None:
+            r.err(RULE_NETWORK_POLICY, path + ("endPort",), f"Invalid value: {end}: may not be specified when `port` "
+                                                            "is non-numeric")
+        r.each(RULE_NETWORK_POLICY, path + ("port",), number, port_name(number))
+    elif number is None and end is not None:
+        r.err(RULE_NETWORK_POLICY, path + ("endPort",), f"Invalid value: {end}: may not be specified when `port` is "
+                                                        "not specified")
+
+
+def _np_peer(r: Report, peer: dict, path: tuple) -> None:
+    count = 0
+    for key in ("podSelector", "namespaceSelector"):
+        if isinstance(peer.get(key), dict):
+            count += 1
+            M.selector(r, peer[key], path + (key,), RULE_NETWORK_POLICY)
+    block = peer.get("ipBlock")
+    if isinstance(block, dict):
+        count += 1
+        _ip_block(r, block, path + ("ipBlock",))
+    if count == 0:
+        r.err(RULE_NETWORK_POLICY, path, "Required value: must specify a peer")
+    elif count > 1 and isinstance(block, dict):
+        r.err(RULE_NETWORK_POLICY, path, "Forbidden: may not specify both ipBlock and another peer")
+
+
+def _ip_block(r: Report, block: dict, path: tuple) -> None:
+    """ValidateIPBlock."""
+    cidr = block.get("cidr")
+    if not cidr:
+        r.err(RULE_NETWORK_POLICY, path + ("cidr",), "Required value")
+        return
+    if not isinstance(cidr, str):
+        return
+    strict = r.opts.strict_ip_cidr
+    r.each(RULE_NETWORK_POLICY, path + ("cidr",), cidr, F.is_valid_cidr_for_legacy_field(cidr, strict))
+    outer = F.cidr_network(cidr)
+    if outer is None:
+        return
+    for i, value in enumerate(lst(block.get("except"))):
+        if not isinstance(value, str):
+            continue
+        r.each(RULE_NETWORK_POLICY, path + ("except", i), value, F.is_valid_cidr_for_legacy_field(value, strict))
+        inner = F.cidr_network(value)
+        if inner is None:
+            continue
+        if not F.cidr_contains(cidr, value) or outer[2] >= inner[2]:
+            r.err(RULE_NETWORK_POLICY, path + ("except", i), f"Invalid value: {quote(value)}: must be a strict subset "
+                                                             "of `cidr`")
 
 
 def pvc_spec(r: Report, spec: dict, path: tuple) -> None:

@@ -7,7 +7,8 @@ ValidatePodSpec, validateContainers, validateInitContainers,
 validateContainerCommon, validateContainerPorts, ValidateEnv,
 validateEnvVarValueFrom, ValidateEnvFrom, ValidateVolumes, validateVolumeSource,
 ValidateVolumeMounts, validateProbe and validateHandler, validateLifecycle,
-ValidateTolerations, validateResourceRequirements and
+ValidateTolerations, ValidateHostAliases and validatePodDNSConfig (their IPs
+strict from Kubernetes 1.36, kdt.formats), validateResourceRequirements and
 validateContainerResourceName, with helpers of pkg/apis/core/helper/helpers.go
 (IsStandardContainerResourceName, IsExtendedResourceName, IsOvercommitAllowed,
 IsIntegerResourceName).
@@ -23,6 +24,7 @@ so that nothing is reported that the pods it creates will not have.
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -74,6 +76,7 @@ STANDARD_CONTAINER_RESOURCES = ("cpu", "memory", "ephemeral-storage")
 HUGEPAGES = "hugepages-"
 NATIVE_PREFIX = "kubernetes.io/"
 FILE_MODE_MAX = 0o777
+MAX_DNS_NAMESERVERS = 3               # validation.go MaxDNSNameservers
 
 
 @dataclass(frozen=True)
@@ -129,6 +132,38 @@ def _pod_deadline(r: Report, spec: dict, path: tuple, key: str, v) -> None:
         r.err(RULE_POD, path + (key,), f"Invalid value: {ads}: {F.inclusive_range_error(1, MAX_INT32)}")
 
 
+def ip_fields(r: Report, rule: str, values, path: tuple) -> None:
+    """Each IP address of a legacy field (IsValidIPForLegacyField; strict from Kubernetes 1.36: Options)."""
+    for i, ip in enumerate(lst(values)):
+        if isinstance(ip, str):
+            r.each(rule, path + (i,), ip, F.is_valid_ip_for_legacy_field(ip, r.opts.strict_ip_cidr))
+
+
+def _pod_host_aliases(r: Report, spec: dict, path: tuple, key: str, v) -> None:
+    """ValidateHostAliases (kubernetes v1.36.3 pkg/apis/core/validation/validation.go): each ip an IP address
+    of a legacy field, each hostname a DNS-1123 subdomain."""
+    for i, alias in enumerate(lst(v)):
+        if not isinstance(alias, dict):
+            continue
+        p = path + (key, i)
+        ip = alias.get("ip")
+        if isinstance(ip, str):
+            r.each(RULE_POD, p + ("ip",), ip, F.is_valid_ip_for_legacy_field(ip, r.opts.strict_ip_cidr))
+        for j, host in enumerate(lst(alias.get("hostnames"))):
+            if isinstance(host, str):
+                r.each(RULE_POD, p + ("hostnames", j), host, dns1123_subdomain(host))
+
+
+def _pod_dns_config(r: Report, spec: dict, path: tuple, key: str, v) -> None:
+    """validatePodDNSConfig (v1.36.3): at most MaxDNSNameservers (3) nameservers, each an IP address of a legacy
+    field."""
+    servers = lst(d(v).get("nameservers"))
+    if len(servers) > MAX_DNS_NAMESERVERS:
+        r.err(RULE_POD, path + (key, "nameservers"), f"Invalid value: {json.dumps(servers, separators=(',', ':'))}: "
+                                                     f"must not have more than {MAX_DNS_NAMESERVERS} nameservers")
+    ip_fields(r, RULE_POD, servers, path + (key, "nameservers"))
+
+
 def _pod_ephemeral(r: Report, spec: dict, path: tuple, key: str, v) -> None:
     if lst(v):
         r.err(RULE_CONTAINER, path + (key,), "Forbidden: cannot be set on create")
@@ -147,6 +182,8 @@ _POD_FIELDS = {
     "activeDeadlineSeconds": _pod_deadline,
     "tolerations": lambda r, spec, path, key, v: _tolerations(r, v, path + (key,)),
     "ephemeralContainers": _pod_ephemeral,
+    "hostAliases": _pod_host_aliases,
+    "dnsConfig": _pod_dns_config,
 }
 _NO_VOLUMES: frozenset = frozenset()
 

@@ -8,6 +8,7 @@ merge preview, "not modelled"). So a new kind is one module that subclasses `Kin
 | hook | stage that calls it | default |
 |---|---|---|
 | `admitted(data)` | validate: the object after the mutating webhooks' defaults | unchanged |
+| `reencodes(data)` | validate: its mutating webhook gives the whole object back re-encoded from its Go types (a Quantity as a string) | False |
 | `served_elsewhere(api_version)` | validate: another operator serves this version of the kind | "" |
 | `pod_templates(doc)` | lint (`kdt.lint.pods`), apivalidation, pod security | none |
 | `pod_additions(doc, tmpl)` | apivalidation: what the operator appends to each pod it creates from `tmpl` (`kdt.operators.injection.PodAdditions`) | None: the template as written |
@@ -134,6 +135,12 @@ class Kind:
     def admitted(self, data: dict) -> dict:
         """The object as the API server validates it: after its mutating webhooks' defaults."""
         return data
+
+    def reencodes(self, data: dict) -> bool:
+        """Whether the operator's mutating webhook answers a create of this object with a patch of the whole
+        object it decoded into its Go types and encoded again (controller-runtime's CustomDefaulter), so that
+        what the API server then validates has every Quantity as a string (`cpu: 0.5` becomes "500m")."""
+        return False
 
     def pod_templates(self, doc: "Document") -> Iterator[PodTemplate]:
         return iter(())

@@ -118,12 +118,16 @@ class PersistentVolumeClaim(Kind):
     group, kind, versions = "", "PersistentVolumeClaim", ("v1",)
 
 
-class _ClusterScoped(Kind):
-    """A built-in kind with no namespace (its API's scope: Cluster)."""
-    namespaced = False
+class _Namespaced(Kind):
+    """A built-in kind the API server validates beyond its schema (kdt.apivalidation), with nothing else to do."""
 
     def __init__(self, group: str, kind: str, version: str = "v1"):
         self.group, self.kind, self.versions = group, kind, (version,)
+
+
+class _ClusterScoped(_Namespaced):
+    """A built-in kind with no namespace (its API's scope: Cluster)."""
+    namespaced = False
 
 
 POD = Pod()
@@ -132,6 +136,10 @@ KINDS = (POD, Deployment(), ReplicaSet(), DaemonSet(), Job(), ReplicationControl
          _ClusterScoped("apiextensions.k8s.io", "CustomResourceDefinition"),
          _ClusterScoped("rbac.authorization.k8s.io", "ClusterRole"),
          _ClusterScoped("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+         _Namespaced("rbac.authorization.k8s.io", "Role"),
+         _Namespaced("rbac.authorization.k8s.io", "RoleBinding"),
+         _Namespaced("networking.k8s.io", "NetworkPolicy"),
+         _ClusterScoped("", "Node"),
          _ClusterScoped("scheduling.k8s.io", "PriorityClass"),
          _ClusterScoped("storage.k8s.io", "StorageClass"),
          _ClusterScoped("", "PersistentVolume"))

@@ -38,6 +38,9 @@ class JobSet(Kind):
     def admitted(self, data: dict) -> dict:
         return JS.admission_defaults(data)
 
+    def reencodes(self, data: dict) -> bool:
+        return JS.WEBHOOK_REENCODES
+
     def pod_templates(self, doc) -> Iterator[PodTemplate]:
         yield from replicated_job_templates(doc, as_dict(doc.data.get("spec")) if isinstance(doc.data, dict) else {},
                                             ("spec",))

@@ -36,6 +36,9 @@ class TrainJob(_Trainer):
     kind = TV2.TRAINJOB
     role = JOB
 
+    def reencodes(self, data: dict) -> bool:
+        return TV2.webhook_reencodes(data)
+
     def extra_containers(self, doc) -> Iterator[tuple[tuple, dict]]:
         trainer = doc.get(("spec", "trainer"))
         if isinstance(trainer, dict):

@@ -51,6 +51,18 @@ INT_OR_STRING = "io.k8s.apimachinery.pkg.util.intstr.IntOrString"
 QUANTITY = "io.k8s.apimachinery.pkg.api.resource.Quantity"
 _SPECIAL = {INT_OR_STRING: {"type": ["string", "integer", "null"]},
             QUANTITY: {"type": ["string", "number", "null"]}}
+# A Quantity inside a custom resource: controller-gen writes every resource.Quantity of an operator's CRD as
+# `x-kubernetes-int-or-string: true` (anyOf integer or string), which the API server turns into the types
+# [integer, string] (apiextensions-apiserver v0.36.3 pkg/apiserver/validation/validation.go
+# ConvertJSONSchemaPropsWithPostProcess) and kube-openapi's type validator holds a JSON number to
+# (pkg/validation/validate/type.go: a number passes only when it is a whole one): `cpu: 0.5`, which a Pod's
+# Quantity reads (k8s.io/apimachinery v0.36.3 pkg/api/resource/quantity.go UnmarshalJSON), is refused in a
+# PyTorchJob's, TrainJob's or runtime's pod template ("... in body must be of type integer,string: \"number\"";
+# measured on Kubernetes v1.36.3). A null stays what kdt.schemas.crds makes of it (pruned on create).
+CUSTOM_QUANTITY = {"type": ["integer", "string", "null"]}
+# the pattern controller-gen gives a Quantity of a CRD (beside x-kubernetes-int-or-string)
+CRD_QUANTITY_PATTERN = (r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+"
+                        r"(\.[0-9]*)?)|(\.[0-9]+))))?$")
 _K8S_REF = "kubernetes:"
 
 
@@ -251,9 +263,63 @@ class KindSchema:
             node = self.resolve(node)
         return node
 
+    @property
+    def custom(self) -> bool:
+        """A custom resource's schema (a CRD's, or the project's own of an operator kind), not a built-in kind's."""
+        return not self.origin.startswith("Kubernetes")
+
+    def is_quantity(self, path) -> bool:
+        """Whether the instance at `path` is a Quantity (Kubernetes' definition, or a CRD's int-or-string with
+        controller-gen's Quantity pattern)."""
+        node = self.at(path)
+        return isinstance(node, dict) and (node is CUSTOM_QUANTITY or node is self.schema["$defs"].get(QUANTITY)
+                                           or node.get("pattern") == CRD_QUANTITY_PATTERN)
+
+    def quantities_as_text(self, data: Any) -> Any:
+        """A copy of `data` whose numbers where the schema has a Quantity are their text: the object as an
+        operator's mutating webhook gives it back when it patches the whole object it decoded and re-encoded
+        (a Quantity marshals as a string; kdt.kinds.base.Kind.reencodes). `data` itself when none is there."""
+        found = [False]
+        out = _numbers_as_text(data, self.schema, self.schema["$defs"], found)
+        return out if found[0] else data
+
     def fields_at(self, path) -> list[str]:
         node = self.at(path)
         return sorted((node or {}).get("properties") or {}) if isinstance(node, dict) else []
+
+
+def _numbers_as_text(x: Any, node: Any, defs: dict, found: list) -> Any:
+    seen = 0
+    while isinstance(node, dict) and isinstance(node.get("$ref"), str) and seen < 50:
+        name = node["$ref"].rsplit("/", 1)[-1]
+        if name == QUANTITY:
+            if isinstance(x, (int, float)) and not isinstance(x, bool):
+                found[0] = True
+                return json.dumps(x)
+            return x
+        node = defs.get(name, {})
+        seen += 1
+    if not isinstance(node, dict):
+        return x
+    if isinstance(x, dict):
+        props = node.get("properties") if isinstance(node.get("properties"), dict) else {}
+        extra = node.get("additionalProperties") if isinstance(node.get("additionalProperties"), dict) else None
+        return {k: _numbers_as_text(v, props.get(k, extra), defs, found) if (k in props or extra) else v
+                for k, v in x.items()}
+    if isinstance(x, list) and isinstance(node.get("items"), dict):
+        return [_numbers_as_text(v, node["items"], defs, found) for v in x]
+    return x
+
+
+def has_fraction(x: Any) -> bool:
+    """Whether a value holds a number that is not a whole one anywhere (what an int-or-string field refuses)."""
+    if isinstance(x, float):
+        return not x.is_integer()
+    if isinstance(x, dict):
+        return any(has_fraction(v) for v in x.values())
+    if isinstance(x, list):
+        return any(has_fraction(v) for v in x)
+    return False
 
 
 class Registry:
@@ -311,6 +377,9 @@ class Registry:
         else:                              # a CRD's: its metadata (and PodTemplateSpecs) are Kubernetes'
             reach = [pool, self.pools[1]]
         schema = closure(name, reach)
+        if pool is not self.pools[1] and QUANTITY in schema["$defs"]:
+            # a custom resource: the Kubernetes types it embeds are its CRD's copy of them (CUSTOM_QUANTITY)
+            schema["$defs"][QUANTITY] = CUSTOM_QUANTITY
         try:
             validator = jsonschema_rs.validator_for(with_int_ranges(schema))
         except (jsonschema_rs.ValidationError, ValueError):

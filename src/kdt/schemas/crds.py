@@ -8,7 +8,10 @@ read as the API server reads it:
 
 - unknown fields are errors (kubectl's strict field validation), except where
   the schema says `x-kubernetes-preserve-unknown-fields`;
-- `x-kubernetes-int-or-string` takes an integer or a string, `nullable` also null;
+- `x-kubernetes-int-or-string` takes an integer or a string (a whole number
+  only: `0.5` is refused, as kube-openapi's type validator refuses it), `nullable`
+  also null; the Kubernetes types a committed CRD set embeds
+  (`x-kdt-kubernetes`) hold their Quantities to the same (kdt.schemas.CUSTOM_QUANTITY);
 - `x-kubernetes-embedded-resource` objects carry apiVersion, kind and metadata;
 - the object's `metadata` is Kubernetes' ObjectMeta (strict, like every kind);
 - a `null` where the schema is not nullable is pruned before validation (a
@@ -79,6 +82,7 @@ _DROP = {"description", "default", "example", "externalDocs", "format", "nullabl
 _SUBSCHEMA = ("items", "additionalProperties", "not")
 _SUBSCHEMAS = ("allOf", "anyOf", "oneOf")
 KUBERNETES_REF = "x-kdt-kubernetes"    # a node that is a Kubernetes definition (kdt.schemas.crd_sets)
+_INT_OR_STRING_ANY_OF = [{"type": "integer"}, {"type": "string"}]
 
 
 def to_json_schema(node: Any, preserve: bool = False) -> Any:
@@ -103,6 +107,9 @@ def to_json_schema(node: Any, preserve: bool = False) -> Any:
             out[key] = value
     if node.get("x-kubernetes-int-or-string") is True:
         out["type"] = ["integer", "string"]
+        if out.get("anyOf") == _INT_OR_STRING_ANY_OF:
+            # controller-gen's own spelling of the same types: one finding, not a second "not valid under any of"
+            del out["anyOf"]
     if node.get("x-kubernetes-embedded-resource") is True:
         props = out.setdefault("properties", {})
         props.setdefault("apiVersion", {"type": "string"})

@@ -10,8 +10,10 @@ per release because only one version of a package fits in an environment):
 - `kubeflow-trainer-api` 2.1.0 and 2.3.0: pydantic v2 models of Trainer's
   `trainer.kubeflow.org/v1alpha1` kinds and of the JobSet (`jobset.x-k8s.io/v1alpha2`)
   that each release embeds. `model_json_schema(by_alias=True)`, then:
-  * IntOrString becomes `string|integer`, Quantity `string|number` (the models
-    describe them as objects, which no manifest is);
+  * IntOrString becomes `string|integer`, Quantity a reference to Kubernetes'
+    definition, which a custom resource reads as its CRD does, a whole number or a
+    string (kdt.schemas.CUSTOM_QUANTITY; the models describe both as objects,
+    which no manifest is);
   * every object with declared properties gets `additionalProperties: false`
     (strict: a misspelt field is an error), while maps (labels, nodeSelector,
     resources.limits, ...) stay open maps of their value type;
@@ -44,7 +46,8 @@ TRAINER_API = "kubeflow-trainer-api"
 TRAINER_RELEASES = versions.TRAINER
 
 INT_OR_STRING = {"type": ["string", "integer", "null"]}
-QUANTITY = {"type": ["string", "number", "null"]}
+# Kubernetes' own Quantity definition (kdt.schemas: a custom resource's is its CRD's int-or-string, CUSTOM_QUANTITY)
+QUANTITY = {"$ref": "kubernetes:io.k8s.apimachinery.pkg.api.resource.Quantity"}
 _SPECIAL = {
     "IoK8sApimachineryPkgUtilIntstrIntOrString": INT_OR_STRING,
     "IoK8sApimachineryPkgApiResourceQuantity": QUANTITY,

@@ -419,3 +419,14 @@ def claim_volume_names(spec: dict) -> frozenset:
             if isinstance(name, str):
                 names.add(name)
     return frozenset(names)
+
+
+# The JobSet webhook's defaulting (pkg/webhooks/jobset_webhook.go Default, on CREATE) reaches the API server as
+# a patch of the whole JobSet it decoded and encoded again, so a number where a Quantity goes (`cpu: 0.5`, which
+# the JobSet CRD's int-or-string would refuse) arrives as a string: controller-runtime v0.22.1 (JobSet v0.10.1)
+# pkg/webhook/admission/defaulter_custom.go Handle always answers PatchResponseFromRaw(raw, re-encoded);
+# v0.24.0 (JobSet v0.12.0) does so whenever Default changed anything, which it does unless every default it
+# fills is written (successPolicy, startupPolicy, network, each replicated job's completionMode and
+# restartPolicy, ...): kdt takes the patch as given (an object with all of them written is the one case where
+# v0.12.0 refuses the number; measured on Kubernetes v1.36.3 with JobSet v0.12.0: `cpu: 0.25` admitted).
+WEBHOOK_REENCODES = True

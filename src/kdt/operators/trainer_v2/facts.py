@@ -203,6 +203,17 @@ def runtime_rejections(runtime) -> list:
     return out
 
 
+def webhook_reencodes(job: dict) -> bool:
+    """Whether Trainer's TrainJob defaulting webhook gives the whole TrainJob back re-encoded (every Quantity a
+    string, so `cpu: 0.5` passes the CRD's int-or-string): v2.3.0 pkg/webhooks/trainjob_webhook.go
+    TrainJobDefaulter.Default sets, on create, the `time` of each runtimePatch without one, and
+    controller-runtime v0.24.1 pkg/webhook/admission/defaulter_custom.go Handle answers with a patch of the
+    re-encoded object only when Default changed something (no patch otherwise: measured on Kubernetes v1.36.3,
+    a TrainJob with `resourcesPerNode.requests.cpu: 1.5` and no runtimePatches is refused). Trainer v2.1.0 has
+    no mutating webhook (and no runtimePatches)."""
+    return any(isinstance(p, dict) and p.get("time") is None for p in _l(_d(_d(job).get("spec")).get("runtimePatches")))
+
+
 def _deprecated(runtime) -> bool:
     return (_d(runtime).get("kind") == CLUSTER_TRAINING_RUNTIME
             and _d(_d(_d(runtime).get("metadata")).get("labels")).get(SUPPORT_LABEL) == SUPPORT_DEPRECATED)
