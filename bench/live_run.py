@@ -33,10 +33,13 @@ SPECIAL = {"overlays/tensorflow": ["--max-steps", "70", "--quiet"],
            "charts/trainer/ci/statefulset.yaml": ["--set", "nodes=2", *KNOBS[:2], "--max-steps", "3", "--quiet"],
            "charts/trainer/ci/llm-trainjob.yaml": ["--set", "nodes=2", *KNOBS[:2], "--max-steps", "3", "--quiet"]}
 LLM = {"charts/trainer/ci/statefulset.yaml", "charts/trainer/ci/llm-trainjob.yaml"}
-# as tests/run/test_run_targets.py: the 4-node fine-tunes run as their chart twins at 2 nodes; torchft
-# targets and ddp-git (a Git checkout) run in their own tests
-SKIP = {"overlays/statefulset", "overlays/llm-trainjob", "overlays/torchft-pytorchjob", "overlays/torchft-trainjob",
-        "overlays/torchft-statefulset", "overlays/ddp-git"}
+# as tests/run/test_run_targets.py: the 4-node fine-tunes run as their chart twins at 2 nodes, and the
+# torchft fine-tune (4 pods and a Lighthouse) in tests/training; ddp-git clones this repository's own
+# history (--git-repo: the checkout this bench runs from, which must hold the pinned commit)
+SKIP = {"overlays/statefulset", "overlays/llm-trainjob", "overlays/torchft-statefulset"}
+SPECIAL.update({"overlays/torchft-pytorchjob": [*KNOBS[:2], "--max-steps", "24", "--step-sleep", "0.05", "--quiet"],
+                "overlays/torchft-trainjob": [*KNOBS[:2], "--max-steps", "24", "--step-sleep", "0.05", "--quiet"],
+                "overlays/ddp-git": [*KNOBS, "--git-repo", f"https://github.com/torch-k8s/torch-k8s={REPO}"]})
 
 
 def all_targets() -> list[str]:
