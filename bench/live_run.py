@@ -39,7 +39,17 @@ LLM = {"charts/trainer/ci/statefulset.yaml", "charts/trainer/ci/llm-trainjob.yam
 SKIP = {"overlays/statefulset", "overlays/llm-trainjob", "overlays/torchft-statefulset"}
 SPECIAL.update({"overlays/torchft-pytorchjob": [*KNOBS[:2], "--max-steps", "24", "--step-sleep", "0.05", "--quiet"],
                 "overlays/torchft-trainjob": [*KNOBS[:2], "--max-steps", "24", "--step-sleep", "0.05", "--quiet"],
-                "overlays/ddp-git": [*KNOBS, "--git-repo", f"https://github.com/torch-k8s/torch-k8s={REPO}"]})
+                "overlays/ddp-git": [*KNOBS, "--git-repo", "{git_repo}={repo}"]})
+
+
+def _special(target: str) -> list[str]:
+    """The knobs of a target; ddp-git's --git-repo names the repository its overlay clones (read there)."""
+    knobs = SPECIAL.get(target, KNOBS)
+    if any("{git_repo}" in k for k in knobs):
+        text = (REPO / target / "code" / "kustomization.yaml").read_text()
+        url = re.search(r"name: GITSYNC_REPO\s+value: (\S+)", text).group(1)
+        knobs = [k.format(git_repo=url, repo=REPO) for k in knobs]
+    return knobs
 
 
 def all_targets() -> list[str]:
@@ -67,7 +77,7 @@ def cluster(release: str) -> str:
 
 
 def one(target: str, live: bool, work: Path, extra: list[str], release: str = "2.3") -> tuple[str, float]:
-    args = [*KDT, "run", target, *SPECIAL.get(target, KNOBS), *extra, "--workdir", str(work)]
+    args = [*KDT, "run", target, *_special(target), *extra, "--workdir", str(work)]
     if live:
         args += ["--live", "--cluster", cluster(release)]
     t0 = time.monotonic()
