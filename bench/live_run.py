@@ -33,10 +33,23 @@ SPECIAL = {"overlays/tensorflow": ["--max-steps", "70", "--quiet"],
            "charts/trainer/ci/statefulset.yaml": ["--set", "nodes=2", *KNOBS[:2], "--max-steps", "3", "--quiet"],
            "charts/trainer/ci/llm-trainjob.yaml": ["--set", "nodes=2", *KNOBS[:2], "--max-steps", "3", "--quiet"]}
 LLM = {"charts/trainer/ci/statefulset.yaml", "charts/trainer/ci/llm-trainjob.yaml"}
-# as tests/run/test_run_targets.py: the 4-node fine-tunes run as their chart twins at 2 nodes; torchft
-# targets and ddp-git (a Git checkout) run in their own tests
-SKIP = {"overlays/statefulset", "overlays/llm-trainjob", "overlays/torchft-pytorchjob", "overlays/torchft-trainjob",
-        "overlays/torchft-statefulset", "overlays/ddp-git"}
+# as tests/run/test_run_targets.py: the 4-node fine-tunes run as their chart twins at 2 nodes, and the
+# torchft fine-tune (4 pods and a Lighthouse) in tests/training; ddp-git clones this repository's own
+# history (--git-repo: the checkout this bench runs from, which must hold the pinned commit)
+SKIP = {"overlays/statefulset", "overlays/llm-trainjob", "overlays/torchft-statefulset"}
+SPECIAL.update({"overlays/torchft-pytorchjob": [*KNOBS[:2], "--max-steps", "24", "--step-sleep", "0.05", "--quiet"],
+                "overlays/torchft-trainjob": [*KNOBS[:2], "--max-steps", "24", "--step-sleep", "0.05", "--quiet"],
+                "overlays/ddp-git": [*KNOBS, "--git-repo", "{git_repo}={repo}"]})
+
+
+def _special(target: str) -> list[str]:
+    """The knobs of a target; ddp-git's --git-repo names the repository its overlay clones (read there)."""
+    knobs = SPECIAL.get(target, KNOBS)
+    if any("{git_repo}" in k for k in knobs):
+        text = (REPO / target / "code" / "kustomization.yaml").read_text()
+        url = re.search(r"name: GITSYNC_REPO\s+value: (\S+)", text).group(1)
+        knobs = [k.format(git_repo=url, repo=REPO) for k in knobs]
+    return knobs
 
 
 def all_targets() -> list[str]:
@@ -64,7 +77,7 @@ def cluster(release: str) -> str:
 
 
 def one(target: str, live: bool, work: Path, extra: list[str], release: str = "2.3") -> tuple[str, float]:
-    args = [*KDT, "run", target, *SPECIAL.get(target, KNOBS), *extra, "--workdir", str(work)]
+    args = [*KDT, "run", target, *_special(target), *extra, "--workdir", str(work)]
     if live:
         args += ["--live", "--cluster", cluster(release)]
     t0 = time.monotonic()

@@ -226,7 +226,10 @@ def test_ctrl_c_or_a_killed_kdt_leaves_nothing_behind(cluster, tmp_path, sig):
     import time
     cmd = [*KDT, "run", "overlays/ddp", "--nproc-per-node", "1", "--max-steps", "100000", "--step-sleep", "0.2",
            "--live", "--cluster", NAME, "--workdir", str(tmp_path / "run")]
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    # SIGINT as a terminal gives it, even when this test runs where it is ignored (a background job of a shell
+    # without job control inherits SIG_IGN, which Python keeps)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     seen = []
     for line in p.stdout:
         seen.append(line)
