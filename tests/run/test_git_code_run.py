@@ -114,8 +114,11 @@ def test_a_recreated_pod_clones_the_pinned_commit_after_the_branch_moved(tmp_pat
     target = _overlay(tmp_path, first)
     work = tmp_path / "w"
     run = work / "run"
+    # Lost at step 10, the first [TRAIN] line (trainkit logs every 10 steps), at least 1.5 s of --step-sleep after
+    # every rank reported its commit; 20 steps: the group re-formed with the recreated pod trains from step 0
+    # again (no checkpoint yet), to a [DONE] line on every rank.
     cmd = [sys.executable, "-m", "kdt", "run", str(target), "--git-repo", f"{URL}={repo}", "--nproc-per-node", "1",
-           "--max-steps", "30", "--step-sleep", "0.15", "--lose", "mnist-ddp-worker-0@step=12", "--quiet",
+           "--max-steps", "20", "--step-sleep", "0.15", "--lose", "mnist-ddp-worker-0@step=10", "--quiet",
            "--workdir", str(run), "--events", str(work / "events.jsonl")]
     work.mkdir()
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

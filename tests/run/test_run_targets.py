@@ -5,8 +5,8 @@ Succeeded with every rank of the last group printing the same final weights. The
 files at two nodes (the chart's own value, --set nodes=2) start the processes of an overlay that runs,
 but for listed differences (SAME_PROCESSES below, proved by a test); the two 4-node fine-tune overlays
 run as their chart twins at two nodes, which start their processes but for the node count (the same
-table and test). With a fault: an elastic job
-resumes from its checkpoint on the surviving and recreated pods, a TrainJob restarts its group by
+table and test); overlays/fsdp-trainer-2.3 expands to overlays/fsdp's objects and runs as it. With a
+fault: an elastic job resumes from its checkpoint on the surviving and recreated pods, a TrainJob restarts its group by
 its failurePolicy and finishes with the weights of an uninterrupted run, a PyTorchJob whose
 backoffLimit is used up fails with that reason; bad targets are one located line, nothing left running.
 """
@@ -42,7 +42,7 @@ CHART_FILES = sorted(p.name for p in (ROOT / "charts" / "trainer" / "ci").glob("
 # does; the values are checked with torch's own parser instead), and the node count (the StatefulSet's
 # NNODES or the PET_NNODES Trainer derives from numNodes, and so the number of pods).
 KEEP_ALIVE, NODES = "the rendezvous keep-alive", "the node count"
-SAME_PROCESSES = {"charts/trainer/ci/scale-512-trainjob.yaml": ("overlays/fsdp-trainer-2.3", ()),
+SAME_PROCESSES = {"charts/trainer/ci/scale-512-trainjob.yaml": ("overlays/fsdp", ()),
                   "charts/trainer/ci/scale-512-pytorchjob.yaml": ("overlays/ddp", (KEEP_ALIVE,)),
                   "charts/trainer/ci/scale-512-statefulset.yaml": ("overlays/statefulset", (KEEP_ALIVE, NODES))}
 # The fine-tune overlays run 4 nodes (seed 003's size): 4 pods, each importing transformers and peft, for
@@ -52,6 +52,11 @@ SAME_PROCESSES = {"charts/trainer/ci/scale-512-trainjob.yaml": ("overlays/fsdp-t
 AT_TWO_NODES = {"overlays/statefulset": "charts/trainer/ci/statefulset.yaml",
                 "overlays/llm-trainjob": "charts/trainer/ci/llm-trainjob.yaml"}
 SAME_PROCESSES.update({chart: (overlay, (NODES,)) for overlay, chart in AT_TWO_NODES.items()})
+# overlays/fsdp-trainer-2.3 is overlays/fsdp for Trainer 2.3 (components/trainer-2.3): the same JobSet, Job, Service
+# and pods, plus the runtime snapshot ConfigMap Trainer 2.3 writes, which no pod mounts
+# (test_an_overlay_twin_expands_to_the_same_objects). Run once, as overlays/fsdp.
+OVERLAY_TWINS = {"overlays/fsdp-trainer-2.3": "overlays/fsdp"}
+SAME_PROCESSES.update({overlay: (twin, ()) for overlay, twin in OVERLAY_TWINS.items()})
 # overlays/elastic runs to the end in its fault test below (a pod lost, the job Succeeded, every rank's
 # final weights alike), which is a to-completion run of the same pods plus a fault: not run twice.
 FAULT_RUNS_TO_COMPLETION = {"overlays/elastic"}
@@ -60,7 +65,7 @@ FAULT_RUNS_TO_COMPLETION = {"overlays/elastic"}
 # tests/run/test_git_code.py.
 FAULT_RUNS_TO_COMPLETION |= {"overlays/ddp-git"}
 TARGETS = [AT_TWO_NODES.get(f"overlays/{o}", f"overlays/{o}") for o in OVERLAYS
-           if f"overlays/{o}" not in FAULT_RUNS_TO_COMPLETION]
+           if f"overlays/{o}" not in FAULT_RUNS_TO_COMPLETION | set(OVERLAY_TWINS)]
 # The fine-tune (training/llm_finetune.py) reads /data and /models/base: --volume gives them (llm_volumes).
 LLM = set(AT_TWO_NODES.values())
 # The fine-tune's three epochs end before step 6: the test data packs into 2 rows of --seq-len=2048
@@ -77,7 +82,7 @@ def _knobs(target: str) -> list[str]:
     if target == "overlays/tensorflow":
         return ["--max-steps", str(TF_STEPS), "--quiet"]
     knobs = ["--nproc-per-node", "1", "--max-steps", "6", "--quiet"]
-    if target in SAME_PROCESSES:
+    if target in SAME_PROCESSES and target.startswith("charts/"):
         knobs += ["--set", "nodes=2"]
     return knobs
 
@@ -90,7 +95,9 @@ def test_every_target_is_run():
     assert {"ddp", "elastic", "fsdp", "fsdp-trainer-2.3", "statefulset", "tensorflow", "llm-trainjob"} <= set(OVERLAYS)
     scale = {c for c in CHART_FILES if c.startswith("scale-512-")}
     assert len(CHART_FILES) >= 10 and len(scale) == 3
-    assert {Path(c).name for c in SAME_PROCESSES} == scale | {Path(c).name for c in AT_TWO_NODES.values()}
+    assert {Path(c).name for c in SAME_PROCESSES} == (scale | {Path(c).name for c in AT_TWO_NODES.values()}
+                                                      | {Path(o).name for o in OVERLAY_TWINS})
+    assert not set(OVERLAY_TWINS) & set(TARGETS) and set(OVERLAY_TWINS.values()) <= set(TARGETS)
     assert set(CHART_FILES) - scale <= {f"{o}.yaml" for o in [*OVERLAYS, *TORCHFT]}   # the rest have a twin
     assert all(f"charts/trainer/ci/{Path(o).name}.yaml" == c for o, c in AT_TWO_NODES.items())
     # every overlay the table names runs, itself or as its twin at two nodes
@@ -155,6 +162,24 @@ def test_same_processes_are_not_started_twice(target):
     assert set(confs) != set(twin_confs) or not confs        # a listed difference is one
     for conf in confs:          # what torch's c10d rendezvous reads of it (get_as_int: int(value)), and positive
         assert all(int(v) > 0 for v in _parse_rendezvous_config(conf).values()), conf
+
+
+@pytest.mark.parametrize("overlay", sorted(OVERLAY_TWINS))
+def test_an_overlay_twin_expands_to_the_same_objects(overlay):
+    """What kdt run acts on, object by object (the controllers' JobSet, Job and Service, the pods): the same for
+    the overlay and its twin; only a ConfigMap no pod mounts may be the overlay's own."""
+    from kdt.cli import run as R
+
+    def objects(target):
+        args = R._parser().parse_args([str(ROOT / target), *[k for k in _knobs(target) if k != "--quiet"]])
+        return {(e.kind, e.name): e.obj for e in R._expanded(args)[2]}
+    mine, twin = objects(overlay), objects(OVERLAY_TWINS[overlay])
+    own = {k for k in set(mine) - set(twin)}
+    assert own and all(kind == "ConfigMap" for kind, _ in own), own
+    assert not set(twin) - set(mine) and all(mine[k] == twin[k] for k in twin)
+    mounted = {v["configMap"]["name"] for pod in mine.values() if isinstance(pod, dict)
+               for v in (pod.get("spec") or {}).get("volumes") or [] if "configMap" in v}
+    assert not {name for _, name in own} & mounted
 
 
 def _rendered(target: str) -> str:
@@ -390,7 +415,9 @@ def test_torchft_groups_heal_and_ride_out_a_lighthouse_restart(tmp_path):
     """A replica group's worker killed: the group resumes and heals from its peer (the same weights at that
     step) while the peer trains on; the Lighthouse (the Deployment's pod) killed: every group saves its step,
     restarts, waits for the Lighthouse the kubelet restarted and resumes from that step; both end alike."""
-    code, out, err, events = kdt_run("overlays/torchft-pytorchjob", "--nproc-per-node", "1", "--max-steps", "90",
+    # 20 steps past the Lighthouse's loss (at step 50, 30 after the worker's): the groups restart, find the
+    # Lighthouse again, resume and train together to the end.
+    code, out, err, events = kdt_run("overlays/torchft-pytorchjob", "--nproc-per-node", "1", "--max-steps", "70",
                                      "--step-sleep", "0.05", "--kill", "mnist-ft-worker-1/rank=0@step=20",
                                      "--kill", "torchft-lighthouse-0@step=50", "--quiet", workdir=tmp_path)
     assert code == 0, out + err
@@ -426,7 +453,7 @@ def test_torchft_groups_heal_and_ride_out_a_lighthouse_restart(tmp_path):
     done = of(events, "done")
     assert {e["pod"] for e in done} == {"mnist-ft-worker-0", "mnist-ft-worker-1"}
     assert {e["data"]["weights_sha256"] for e in done} == {done[0]["data"]["weights_sha256"]}
-    assert {int(e["data"]["step"]) for e in done} == {90}
+    assert {int(e["data"]["step"]) for e in done} == {70}
     assert not processes_of(tmp_path)
 
 

@@ -56,15 +56,30 @@ def test_warm_workers_train_bit_identically_to_torchruns_fresh_ones(cluster, bas
     assert cold["weights_sha256"] == warm["weights_sha256"] and cold["final_loss"] == warm["final_loss"]
 
 
-def test_nproc2_without_omp_setting_gets_torchruns_one_thread_per_worker(tmp_path):
-    out = launch(tmp_path, TRAINING / "smoke.py", "--max-steps", "2", "--samples", "128", nproc=2)
-    assert out.returncode == 0, out.stdout + out.stderr
-    ddp = events(out.stdout, "DDP")
+@pytest.fixture(scope="session")
+def two_warm_workers(session_folder, computed_once):
+    """One ``python -m trainkit.torchrun --standalone --nproc-per-node=2`` (OMP_NUM_THREADS unset) of a script
+    that prints its [W] line (SCRIPT), then joins its process group as the samples do (trainkit's
+    init_distributed: the [DDP] line with the worker's threads, start and age); (exit code, stdout, stderr,
+    the script). Read by the two tests below: one agent, fork server and pair of workers for both."""
+    def run():
+        folder = session_folder("launcher-two-warm-workers")
+        script = write_script(folder, "from trainkit.dist import cleanup, init_distributed; "
+                                      "init_distributed('cpu'); cleanup(); return 0")
+        out = launch(folder, script, "--flag", "x y", nproc=2)
+        return out.returncode, out.stdout, out.stderr, script
+    return computed_once("launcher-two-warm-workers", run)
+
+
+def test_nproc2_without_omp_setting_gets_torchruns_one_thread_per_worker(two_warm_workers):
+    code, stdout, stderr, _ = two_warm_workers
+    assert code == 0, stdout + stderr
+    ddp = events(stdout, "DDP")
     # OpenMP reads OMP_NUM_THREADS once, in the fork server: it must be set before that starts.
     assert len(ddp) == 2 and {e["threads"] for e in ddp} == {"1"} and {e["start"] for e in ddp} == {"warm"}
     assert all(float(e["startup_s"]) < 5 for e in ddp)
     # the agent loaded torch without it, so its fork could not be the server: a fresh one was spawned
-    (launched,) = events(out.stdout, "LAUNCH")
+    (launched,) = events(stdout, "LAUNCH")
     assert launched["fork_server"] == "spawned (OMP_NUM_THREADS set after the agent started)"
 
 
@@ -118,20 +133,22 @@ def write_script(tmp_path: Path, body: str, top: str = "") -> Path:
     return path
 
 
-def test_script_runs_as_main_with_its_args_and_folder_on_sys_path(tmp_path):
-    script = write_script(tmp_path, "return 0")
-    out = launch(tmp_path, script, "--flag", "x y", nproc=2)
-    assert out.returncode == 0, out.stdout + out.stderr
-    lines = sorted(line for line in out.stdout.splitlines() if line.startswith("[W]"))
+def test_script_runs_as_main_with_its_args_and_folder_on_sys_path(two_warm_workers):
+    code, stdout, stderr, script = two_warm_workers
+    assert code == 0, stdout + stderr
+    lines = sorted(line for line in stdout.splitlines() if line.startswith("[W]"))
     assert lines == [f"[W] rank={r} name=__main__ restart=0 warm=True argv=['--flag', 'x y'] "
-                     f"cwd_first={script.parent}" for r in (0, 1)], out.stdout
+                     f"cwd_first={script.parent}" for r in (0, 1)], stdout
 
 
 def test_nonzero_exit_fails_the_group_and_restarts_it_warm(tmp_path):
-    script = write_script(tmp_path, "return 3 if os.environ['TORCHELASTIC_RESTART_COUNT'] == '0' else 0")
+    """A worker that exits 3 every time, one restart allowed: the group restarts warm, fails again, and the agent
+    exits non-zero. (A group that succeeds after its warm restart: test_training_recovery.py's
+    test_worker_sigterm_then_sigkill_resume_bit_identical, with the same launcher.)"""
+    script = write_script(tmp_path, "return 3")
     out = launch(tmp_path, script, flags=["--max-restarts=1"], probe=True)
-    assert out.returncode == 0, out.stdout + out.stderr
-    assert "[W] rank=0 name=__main__ restart=1 warm=True" in out.stdout
+    assert out.returncode != 0, out.stdout + out.stderr
+    assert out.stdout.count("[W] rank=0") == 2 and "[W] rank=0 name=__main__ restart=1 warm=True" in out.stdout
     assert "exitcode: 3" in out.stderr
     # the agent logged the failure with its traceback, in torch's log format, and never imported torch._dynamo
     failed = [line for line in out.stderr.splitlines() if "multiprocessing/api.py" in line]
@@ -164,11 +181,7 @@ def test_tracebacks_reach_torchs_log_as_torch_formats_them(tmp_path):
     strip = lambda text: [line.split("] ", 1)[1] for line in text.strip().splitlines()]   # noqa: E731
     torch_own, filtered = out.stderr.split("----\n")
     assert strip(torch_own) == strip(filtered) and any("ValueError: worker failed" in x for x in strip(filtered))
-
-    always = write_script(tmp_path, "return 3")
-    out = launch(tmp_path, always, flags=["--max-restarts=1"])
-    assert out.returncode != 0
-    assert out.stdout.count("[W] rank=0") == 2 and "exitcode: 3" in out.stderr
+    # the agent's own use of it, a worker failing at every restart: test_nonzero_exit_fails_the_group_and_restarts_it_warm
 
 
 def test_a_script_that_cannot_be_preloaded_is_reported_and_fails_cleanly(tmp_path):
@@ -204,12 +217,24 @@ def test_which_entrypoints_run_warm(tmp_path, monkeypatch, argv, why):
     assert launcher.warm_eligible(torchrun.parse_args(argv), argv) == why
 
 
-@pytest.mark.parametrize("value", ["fast", "0", "2"])
-def test_bad_poll_setting_is_one_clear_line(tmp_path, value):
-    out = launch(tmp_path, write_script(tmp_path, "return 0"), env={"TRAINKIT_RDZV_POLL": value}, timeout=60)
+def test_bad_poll_setting_is_one_clear_line(tmp_path):
+    """The real agent: a non-zero exit with one line and no traceback (the values main() refuses, below)."""
+    out = launch(tmp_path, write_script(tmp_path, "return 0"), env={"TRAINKIT_RDZV_POLL": "fast"}, timeout=60)
     assert out.returncode != 0
-    assert f"TRAINKIT_RDZV_POLL={value!r}: expected seconds in (0, 1], or off" in out.stderr
+    assert "TRAINKIT_RDZV_POLL='fast': expected seconds in (0, 1], or off" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("value", ["fast", "0", "2"])
+def test_a_poll_setting_outside_0_1_is_refused_before_anything_starts(tmp_path, monkeypatch, capsys, value):
+    """main(), what `python -m trainkit.torchrun` runs, in this process: it ends with the one line (SystemExit
+    with a message: what the interpreter prints, exit 1, as the real agent above shows) before it parses
+    torchrun's flags or logs [LAUNCH]."""
+    monkeypatch.setenv(launcher.POLL_ENV, value)
+    with pytest.raises(SystemExit) as done:
+        launcher.main(["--standalone", "--nproc-per-node=1", str(write_script(tmp_path, "return 0"))])
+    assert done.value.code == f"trainkit.torchrun: TRAINKIT_RDZV_POLL={value!r}: expected seconds in (0, 1], or off"
+    assert "[LAUNCH]" not in capsys.readouterr().out
 
 
 def _stat(pid: int) -> tuple[str, int]:
@@ -250,32 +275,55 @@ def test_sigterm_to_the_agent_saves_on_every_worker_and_leaves_no_process(cluste
     assert not [p for p in started if alive(p)], "processes outlived the agent"
 
 
-@pytest.mark.parametrize("sample", ["smoke.py", "mnist_ddp.py", "t5_fsdp.py"])
-def test_fork_server_stays_single_threaded_after_preloading_each_sample(sample):
-    """fork() copies only the calling thread: a helper thread started by an import in the fork server
-    (holding a lock at fork time) would deadlock workers at random. The preload must leave one thread,
-    and no CUDA context."""
-    code = ("import os, threading\n"
+PRELOADED = ["smoke.py", "mnist_ddp.py", "t5_fsdp.py"]      # the one that imports transformers last
+
+
+def _preload_each_sample() -> dict[str, tuple[str, str]]:
+    """One fork server's preload, probed after each sample: the first named by TRAINKIT_WARM_SCRIPT, as
+    trainkit.torchrun starts its server, the next ones through the same trainkit.warm.preload. Per sample:
+    (its probe line: native threads, Python threads, CUDA initialised, numpy/transformers loaded; the stderr of
+    its preload). One interpreter and one import of torch and torch._dynamo for the three."""
+    code = ("import os, sys, threading\n"
             f"import {', '.join(launcher.PRELOAD[:-1])}\n"
             "import trainkit.warm\n"
             "import torch\n"
-            "assert trainkit.warm._script, 'nothing preloaded'\n"
-            "print(len(os.listdir('/proc/self/task')), threading.active_count(), torch.cuda.is_initialized(),"
-            " sorted(m for m in ('numpy', 'transformers') if m in __import__('sys').modules))\n")
-    env = base_env(TRAINKIT_WARM_SCRIPT=str(TRAINING / sample), PYTORCH_NVML_BASED_CUDA_CHECK="1")
-    out = subprocess.run([PYTHON, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+            "for i, script in enumerate(sys.argv[1:]):\n"
+            "    if i:\n"
+            "        print(f'[PRELOAD] {script}', file=sys.stderr, flush=True)\n"
+            "        trainkit.warm.preload(script)\n"
+            "    else:\n"
+            "        assert trainkit.warm._script == script, 'nothing preloaded'\n"
+            "    print(len(os.listdir('/proc/self/task')), threading.active_count(), torch.cuda.is_initialized(),"
+            " sorted(m for m in ('numpy', 'transformers') if m in sys.modules), flush=True)\n")
+    scripts = [str(TRAINING / s) for s in PRELOADED]
+    env = base_env(TRAINKIT_WARM_SCRIPT=scripts[0], PYTORCH_NVML_BASED_CUDA_CHECK="1")
+    out = subprocess.run([PYTHON, "-c", code, *scripts], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert "[WARN]" not in out.stderr, out.stderr
-    native, py, cuda, loaded = out.stdout.split(" ", 3)
+    lines = out.stdout.splitlines()
+    errs = out.stderr.split("[PRELOAD] ")
+    assert len(lines) == len(errs) == len(PRELOADED), (out.stdout, out.stderr)
+    return {s: (line, err) for s, line, err in zip(PRELOADED, lines, errs)}
+
+
+@pytest.mark.parametrize("sample", PRELOADED)
+def test_fork_server_stays_single_threaded_after_preloading_each_sample(sample, computed_once):
+    """fork() copies only the calling thread: a helper thread started by an import in the fork server
+    (holding a lock at fork time) would deadlock workers at random. The preload must leave one thread,
+    and no CUDA context."""
+    line, err = computed_once("fork-server-preload", _preload_each_sample)[sample]
+    assert "[WARN]" not in err, err
+    native, py, cuda, loaded = line.split(" ", 3)
     assert (native, py, cuda) == ("1", "1", "False")
     assert "numpy" in loaded and ("transformers" in loaded) == (sample == "t5_fsdp.py")
 
 
-def test_a_missing_script_is_one_line_before_any_rendezvous(tmp_path):
-    out = launch(tmp_path, tmp_path / "nope.py", timeout=60)
-    assert out.returncode != 0
-    assert f"trainkit.torchrun: training script {tmp_path / 'nope.py'}: no such file" in out.stderr
-    assert "Traceback" not in out.stderr and "[LAUNCH]" not in out.stdout
+def test_a_missing_script_is_one_line_before_any_rendezvous(tmp_path, monkeypatch, capsys):
+    """main() in this process, as above: the one line, before torchrun's agent (and its rendezvous) starts."""
+    monkeypatch.delenv(launcher.POLL_ENV, raising=False)
+    with pytest.raises(SystemExit) as done:
+        launcher.main(["--standalone", "--nproc-per-node=1", str(tmp_path / "nope.py")])
+    assert done.value.code == f"trainkit.torchrun: training script {tmp_path / 'nope.py'}: no such file"
+    assert "[LAUNCH]" not in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("argv,warns", [

@@ -79,45 +79,46 @@ def first_resume_after(agents, t):
     return res
 
 
-def test_worker_sigkill_resumes_bit_identical(cluster, baseline, tmp_path):
+def test_worker_sigterm_then_sigkill_resume_bit_identical(cluster, baseline, tmp_path):
+    """One elastic pair, two faults in turn: a worker SIGTERMed saves its step and the group resumes from it,
+    nothing lost; later a worker SIGKILLed loses at most one checkpoint interval. It ends with the weights of the
+    uninterrupted run. (Two faults of one run, each asserted on its own window of the run's events: one pair of
+    agents, fork servers and first workers for both.)"""
     ref = baseline("smoke.py", SMOKE_ARGS)
     agents = elastic_pair(cluster, "smoke.py", SMOKE_ARGS, tmp_path / "ck", FIXED_CONF)
-    wait_train_step(cluster, agents, 21)
+    # SIGTERM: every worker of the group saves its step (exit 143), and the group resumes from exactly that step
+    wait_train_step(cluster, agents, 13)
+    t_term = signal_worker(agents, 1, signal.SIGTERM)
+    # SIGKILL, at least one checkpoint interval (8) past the SIGTERM's resume: the group resumes from a checkpoint
+    wait_train_step(cluster, agents, 37)
     t_kill = signal_worker(agents, 1)
     finish(cluster, agents)
+
+    stops = [e for e in all_events(agents, "STOP") if e.get("action") == "exit" and t_term < float(e["ts"]) < t_kill]
+    assert sorted(int(e["rank"]) for e in stops) == [0, 1] and {e["exit"] for e in stops} == {"143"}
+    stop_step = int(stops[0]["step"])
+    saved = [e for e in all_events(agents, "CKPT") if e.get("reason") == "sigterm" and e.get("phase") == "complete"
+             and t_term < float(e["ts"]) < t_kill]
+    assert [int(e["step"]) for e in saved] == [stop_step]
+    res = first_resume_after(agents, t_term)
+    assert float(res[0]["ts"]) < t_kill and int(res[0]["step"]) == stop_step      # nothing lost
+    assert last_step_before(agents, float(res[0]["ts"])) == stop_step
+
     killed_at = last_step_before(agents, t_kill)
     res = first_resume_after(agents, t_kill)
-    assert {int(e["restart"]) for e in res} == {1} or min(int(e["restart"]) for e in res) >= 1
+    assert min(int(e["restart"]) for e in res) >= 1
     assert {e["rng"] for e in res} == {"restored"}
-    # the shipped launcher restarted both workers warm: forked, torch already imported
+    # the shipped launcher restarted both workers warm, each time: forked, torch already imported
     restarted = [e for a in agents for e in a.events("DDP") if e["restart"] != "0"]
-    assert len(restarted) >= 2 and {e["start"] for e in restarted} == {"warm"}, restarted
+    assert len(restarted) >= 4 and {e["start"] for e in restarted} == {"warm"}, restarted
     resumed_step = int(res[0]["step"])
     assert 0 < killed_at - resumed_step <= 8, (killed_at, resumed_step)   # at most one interval lost
+
     assert_resumes_were_complete(agents)
     d = final_result(agents, world_size=2)
     assert d["weights_sha256"] == ref["weights_sha256"] and d["final_loss"] == ref["final_loss"]
     epochs = all_events(agents, "EPOCH")
     assert [e["audit_exact"] for e in epochs][-2:] == ["true", "true"]
-
-
-def test_worker_sigterm_saves_then_resumes_without_losing_a_step(cluster, baseline, tmp_path):
-    ref = baseline("smoke.py", SMOKE_ARGS)
-    agents = elastic_pair(cluster, "smoke.py", SMOKE_ARGS, tmp_path / "ck", FIXED_CONF)
-    wait_train_step(cluster, agents, 13)
-    t_term = signal_worker(agents, 1, signal.SIGTERM)
-    finish(cluster, agents)
-    stops = [e for e in all_events(agents, "STOP") if e.get("action") == "exit"]
-    assert sorted(int(e["rank"]) for e in stops) == [0, 1] and {e["exit"] for e in stops} == {"143"}
-    stop_step = int(stops[0]["step"])
-    saved = [e for e in all_events(agents, "CKPT") if e.get("reason") == "sigterm" and e.get("phase") == "complete"]
-    assert [int(e["step"]) for e in saved] == [stop_step]
-    res = first_resume_after(agents, t_term)
-    assert int(res[0]["step"]) == stop_step                  # nothing lost
-    assert last_step_before(agents, float(res[0]["ts"])) == stop_step
-    assert_resumes_were_complete(agents)
-    d = final_result(agents, world_size=2)
-    assert d["weights_sha256"] == ref["weights_sha256"] and d["final_loss"] == ref["final_loss"]
 
 
 def test_kill_while_checkpoint_is_written_never_loads_it(cluster, baseline, tmp_path):
@@ -172,10 +173,15 @@ def test_node_loss_shrinks_the_world_and_no_sample_is_skipped_or_repeated(cluste
     assert epochs and all(e["audit_exact"] == "true" for e in epochs), epochs
 
 
+# T5_ARGS at 128 samples: 8 steps an epoch on two ranks, 16 in all (T5 steps are the dearest here); killed past
+# step 10, in the second epoch, 2 past the step-8 checkpoint.
+T5_KILL_ARGS = [("128" if prev == "--samples" else a) for prev, a in zip(["", *T5_ARGS], T5_ARGS)]
+
+
 def test_t5_fsdp_worker_kill_resumes_from_sharded_checkpoint_bit_identical(cluster, baseline, tmp_path):
-    ref = baseline("t5_fsdp.py", T5_ARGS)
-    assert "model=tiny-random-t5" in ref["_log"] and "precision=fp32" in ref["_log"]
-    agents = elastic_pair(cluster, "t5_fsdp.py", T5_ARGS, tmp_path / "ck", FIXED_CONF)
+    ref = baseline("t5_fsdp.py", T5_KILL_ARGS)
+    assert "model=tiny-random-t5" in ref["_log"] and "precision=fp32" in ref["_log"] and int(ref["step"]) == 16
+    agents = elastic_pair(cluster, "t5_fsdp.py", T5_KILL_ARGS, tmp_path / "ck", FIXED_CONF)
     wait_train_step(cluster, agents, 10)
     t_kill = signal_worker(agents, 1)
     finish(cluster, agents)

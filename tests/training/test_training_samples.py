@@ -43,15 +43,30 @@ def two_nodes(cluster, sample, args, ckpt, extra_conf=""):
                                                                "--local-files-only", "--finetune", "--parallel",
                                                                "--packing", "--micro-batch-size", "--eval-every",
                                                                "--output-dir", "--max-grad-norm"])])
-def test_help_lists_the_common_flags(sample, extra):
-    out = subprocess.run([PYTHON, str(TRAINING / sample), "--help"], env=base_env(), capture_output=True,
-                         text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
+def test_help_lists_the_common_flags(sample, extra, capsys):
+    """What ``python SAMPLE --help`` prints is the sample's own parser's help: read here from parse_args in this
+    process (one interpreter and torch import less per sample); test_help_runs_as_the_command runs the command."""
+    import importlib
+    module = importlib.import_module(sample.removesuffix(".py"))
+    with pytest.raises(SystemExit) as done:
+        module.parse_args(["--help"])
+    assert done.value.code in (0, None)
+    out = capsys.readouterr().out
     for flag in COMMON_FLAGS + extra:
-        assert flag in out.stdout, f"{sample} --help lacks {flag}"
+        assert flag in out, f"{sample} --help lacks {flag}"
     if sample == "smoke.py":
         for flag in ["--epochs", "--batch", "--samples", "--features", "--classes", "--lr", "--seed"]:
-            assert flag in out.stdout
+            assert flag in out
+
+
+def test_help_runs_as_the_command():
+    """`python smoke.py --help` as a user runs it: exit 0 and the flags on stdout (the other samples' parsers
+    are read in process above; each of them also runs as a command in the training tests below)."""
+    out = subprocess.run([PYTHON, str(TRAINING / "smoke.py"), "--help"], env=base_env(), capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    for flag in COMMON_FLAGS + ["--batch", "--samples", "--features", "--classes"]:
+        assert flag in out.stdout, f"smoke.py --help lacks {flag}"
 
 
 def test_smoke_nproc2_trains_checkpoints_and_sees_every_sample_once(baseline):
@@ -121,25 +136,38 @@ def test_t5_variants_hybrid_bf16_activation_checkpointing(cluster, tmp_path):
     assert int(d["step"]) == 3
 
 
+# t5_fsdp.main once per argument list, in one process (main is what `python t5_fsdp.py ARGS` runs; a world
+# of one each time, its process group destroyed at the end): one interpreter, torch and transformers import
+# for several cases. stdout holds "[CASE] i" before each case's lines and "[EXIT] i code" after them.
+T5_CASES = """
+import json, sys
+import t5_fsdp
+for i, argv in enumerate(map(json.loads, sys.argv[1:])):
+    print(f"[CASE] {i}", flush=True)
+    print(f"[EXIT] {i} {t5_fsdp.main(argv)}", flush=True)
+"""
+
+
 def test_t5_loads_a_local_model_folder_and_falls_back_to_tiny_offline(tmp_path):
+    import json
     from transformers import T5Config, T5ForConditionalGeneration
     cfg = T5Config(vocab_size=400, d_model=32, d_kv=8, d_ff=64, num_layers=1, num_decoder_layers=1, num_heads=4,
                    decoder_start_token_id=0, pad_token_id=0, eos_token_id=1)
     T5ForConditionalGeneration(cfg).save_pretrained(tmp_path / "model")
     common = ["--samples", "32", "--batch-size", "4", "--max-steps", "2", "--log-every", "1"]
-    local = subprocess.run([PYTHON, str(TRAINING / "t5_fsdp.py"), "--model-id", str(tmp_path / "model"),
-                            "--local-files-only", *common], env=base_env(), capture_output=True, text=True,
-                           timeout=120)
-    assert local.returncode == 0, local.stdout + local.stderr
-    assert f"model=pretrained:{tmp_path / 'model'}" in local.stdout
-    assert "tokenizer=ByT5Tokenizer" in local.stdout          # the folder has no tokenizer files
-    assert "[DONE] rank=0 step=2" in local.stdout
-    fallback = subprocess.run([PYTHON, str(TRAINING / "t5_fsdp.py"), "--model_id", str(tmp_path / "absent"),
-                               "--local-files-only", *common], env=base_env(), capture_output=True, text=True,
-                              timeout=120)
-    assert fallback.returncode == 0, fallback.stdout + fallback.stderr
-    assert "fallback=tiny" in fallback.stdout and "model=tiny-random-t5" in fallback.stdout
-    assert "[DONE] rank=0 step=2" in fallback.stdout
+    cases = [["--model-id", str(tmp_path / "model"), "--local-files-only", *common],
+             ["--model_id", str(tmp_path / "absent"), "--local-files-only", *common]]
+    proc = subprocess.run([PYTHON, "-c", T5_CASES, *map(json.dumps, cases)], env=base_env(), capture_output=True,
+                          text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    local, fallback = proc.stdout.split("[CASE] 1\n")
+    assert local.startswith("[CASE] 0\n") and "[EXIT] 0 0" in local, proc.stdout + proc.stderr
+    assert f"model=pretrained:{tmp_path / 'model'}" in local
+    assert "tokenizer=ByT5Tokenizer" in local          # the folder has no tokenizer files
+    assert "[DONE] rank=0 step=2" in local
+    assert "[EXIT] 1 0" in fallback, proc.stdout + proc.stderr
+    assert "fallback=tiny" in fallback and "model=tiny-random-t5" in fallback
+    assert "[DONE] rank=0 step=2" in fallback
 
 
 @pytest.mark.parametrize("poll", ["", "0.1"])
