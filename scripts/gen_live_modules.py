@@ -36,18 +36,35 @@ def requires(gomod: str) -> tuple[str, list[str]]:
     return go, reqs
 
 
+def replaces(gomod: str) -> list[str]:
+    """The release's replace directives that name a module version (a replace by a local path is its own
+    checkout's and cannot be followed): scheduler-plugins pins k8s.io's staging modules so."""
+    out = []
+    for block in re.findall(r"^replace \((.*?)^\)", gomod, re.M | re.S):
+        out += [ln.split("//")[0].strip() for ln in block.splitlines() if ln.split("//")[0].strip()]
+    out += [m.split("//")[0].strip() for m in re.findall(r"^replace ([^(].*)$", gomod, re.M)]
+    return [r for r in out if not r.split("=>")[1].strip().startswith((".", "/"))]
+
+
 def generate(c: R.Component, out: Path) -> None:
     src = build.module_dir(c.module, c.version)
-    go, reqs = requires((src / "go.mod").read_text())
+    text = (src / "go.mod").read_text()
+    go, reqs = requires(text)
+    reps = replaces(text)
     lines = [f"// The {c.name} manager at {c.version}: its release's build list (scripts/gen_live_modules.py).",
              f"module kdt.live/{c.name}-{c.version}", "", f"go {go}", "", "require (",
              f"\t{c.module} {c.version}", *(f"\t{r}" for r in reqs), ")", ""]
+    if reps:
+        lines += ["replace (", *(f"\t{r}" for r in reps), ")", ""]
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
         (t / "go.mod").write_text("\n".join(lines))
         env = build.go_env()
         env["GOFLAGS"] = "-mod=mod"
-        proc = subprocess.run(["go", "build", "-o", "/dev/null", c.package], cwd=t, env=env, capture_output=True, text=True)
+        # `go list -deps` loads every package the build compiles, so Go fills go.sum as a build would,
+        # without compiling (the build itself is kdt.live.build's)
+        proc = subprocess.run(["go", "list", "-deps", "-e=false", c.package], cwd=t, env=env, capture_output=True,
+                              text=True)
         if proc.returncode != 0:
             raise SystemExit(f"{c.name} {c.version}: {proc.stderr.strip()[-800:]}")
         out.mkdir(parents=True, exist_ok=True)
@@ -59,9 +76,12 @@ def generate(c: R.Component, out: Path) -> None:
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--check", action="store_true")
+    p.add_argument("--only", action="append", default=[], help="a component's name (repeatable)")
     args = p.parse_args()
     bad = 0
     for c in R.operator_components():
+        if args.only and c.name not in args.only:
+            continue
         out = R.operator_module(c)
         if args.check:
             if not (out / "go.mod").is_file() or f"\t{c.module} {c.version}\n" not in (out / "go.mod").read_text():
