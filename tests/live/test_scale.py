@@ -59,6 +59,7 @@ def test_a_scale_target_is_admitted_and_placed_in_one_block(cluster, target):
     obs, docs, applied, findings = _submit(cluster, target)
     try:
         assert not findings, [f.message for f in findings]
+        _same_pod_sets_as_the_model(docs, obs.workloads)
         assert obs.admitted, obs.workloads
         w = obs.workloads[0]
         assert w["cluster_queue"] == "training"
@@ -73,6 +74,18 @@ def test_a_scale_target_is_admitted_and_placed_in_one_block(cluster, target):
     # the offline verdict agrees: no Kueue rule refuses it
     refused = [f for f in _lint_kueue(target) if f.get("level") == "error"]
     assert not refused, refused
+
+
+def _same_pod_sets_as_the_model(docs, live: list) -> None:
+    """The Workload Kueue made holds the pod sets the merge preview's model of Kueue says (names, counts, the
+    topology request): src/kdt/operators/kueue/expand.py against the live Workload's spec.podSets."""
+    from kdt.merge_preview import Limit, expand_documents, kueue_workloads
+    expanded, _ = expand_documents(docs, options={"limit": Limit(None)})
+    model = kueue_workloads(docs, expanded)
+    assert len(model) == len(live) == 1, (model, live)
+    want = {(ps.name, ps.count, ps.topology.preferred if ps.topology else None) for ps in model[0][1].pod_sets}
+    got = {(ps["name"], ps["count"], ps["topology"].get("preferred")) for ps in live[0]["spec_pod_sets"]}
+    assert want == got
 
 
 def test_a_second_512_gpu_job_waits_whole_with_kueues_reason(cluster):

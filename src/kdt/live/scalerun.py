@@ -122,6 +122,9 @@ def workloads(api: Api, namespace: str) -> list[dict]:
         out.append({"name": w["metadata"]["name"], "admitted": admitted, "message": msg,
                     "cluster_queue": adm.get("clusterQueue"), "pod_sets": sets,
                     "counts": sum(int(ps.get("count") or 0) for ps in (w.get("spec") or {}).get("podSets") or []),
+                    "spec_pod_sets": [{"name": ps.get("name"), "count": ps.get("count"),
+                                       "topology": ps.get("topologyRequest") or {}}
+                                      for ps in (w.get("spec") or {}).get("podSets") or []],
                     "priority": (w.get("spec") or {}).get("priority"),
                     "evicted": (conds.get("Evicted") or {}).get("status") == "True",
                     "preempted": (conds.get("Preempted") or {}).get("status") == "True"})
@@ -321,10 +324,15 @@ def start_cluster(shape, stream, cluster_file=None):
 
 
 def submit(cluster, target: str, namespace: str = NAMESPACE, say=None, timeout: float = 600,
-           settle_s: float = 5.0) -> tuple[Observed, list, list, list]:
-    """Apply `target` and watch it until all its pods Run, or Kueue has said why it waits (its message
-    unchanged for `settle_s`), or `timeout`: (observed, documents, applied, findings)."""
+           settle_s: float = 5.0, edit=None) -> tuple[Observed, list, list, list]:
+    """Apply `target` (each document's data passed through `edit` first, when given) and watch it until all its
+    pods Run, or Kueue has said why it waits (its message unchanged for `settle_s`), or `timeout`:
+    (observed, documents, applied, findings)."""
     name, docs = target_documents(target)
+    if edit is not None:
+        for d in docs:
+            if isinstance(d.data, dict):
+                edit(d.data)
     api = Api.from_kubeconfig(cluster.kubeconfig)
     pvs = provision(api, namespace, docs)
     block = cluster.facts.levels[0] if getattr(cluster, "facts", None) else "kubernetes.io/hostname"
@@ -366,3 +374,24 @@ def report(name: str, obs: Observed, shape) -> list[str]:
                      f"first to last bound {obs.gang_spread_s:.1f} s; "
                      f"{obs.bound / max(obs.all_bound_s - (obs.first_bound_s or 0), 0.1):.0f} pods bound/s")
     return lines
+
+
+def memory(cluster) -> dict[str, int]:
+    """Resident memory of each component of the control plane (its process group), in bytes."""
+    import os
+    out = {}
+    for p in cluster.procs:
+        total = 0
+        for pid in os.listdir("/proc"):
+            if not pid.isdigit():
+                continue
+            try:
+                if os.getpgid(int(pid)) != p.popen.pid:
+                    continue
+                for line in open(f"/proc/{pid}/status"):
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1]) * 1024
+            except (OSError, ProcessLookupError):
+                continue
+        out[p.name] = total
+    return out

@@ -287,3 +287,37 @@ def add_nodes(cluster, shape: Shape, f: Facts, timeout: float = 300) -> None:
             return
         time.sleep(0.5)
     raise UsageError(f"KWOK made {ready} of {shape.nodes} nodes Ready in {timeout:.0f} s")
+
+
+# What a simulated cluster costs this machine, measured by bench/scale.py (the control plane's resident memory,
+# every process of it summed, with one pod per node bound and Running): a base and a cost per node.
+BASE_BYTES = 1_600 * 2**20
+PER_NODE_BYTES = 3 * 2**20
+
+
+def _available_bytes() -> int:
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def largest_that_fits(available: int | None = None) -> int:
+    avail = _available_bytes() if available is None else available
+    return max(0, int((avail * 0.8 - BASE_BYTES) // PER_NODE_BYTES))
+
+
+def check_fits(shape: Shape, available: int | None = None) -> None:
+    """One line naming the largest simulated cluster that fits this machine's free memory when `shape` does not."""
+    avail = _available_bytes() if available is None else available
+    if not avail:
+        return
+    most = largest_that_fits(avail)
+    if shape.nodes > most:
+        raise UsageError(f"--simulate {shape.name}: {shape.nodes} simulated nodes need about "
+                         f"{(BASE_BYTES + shape.nodes * PER_NODE_BYTES) / 2**30:.1f} GiB here; this machine has "
+                         f"{avail / 2**30:.1f} GiB free: the largest that fits is {most}x{shape.gpus} "
+                         f"(bench/scale.py measured {PER_NODE_BYTES / 2**20:.0f} MiB per node and pod)")
