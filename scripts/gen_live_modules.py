@@ -36,6 +36,15 @@ def requires(gomod: str) -> tuple[str, list[str]]:
     return go, reqs
 
 
+# Where the module proxy refuses a module version a release's build list names, the nearest patch release it
+# serves instead, with why (written into the module as a replace directive and a comment).
+SUBSTITUTES = {
+    "scheduler-plugins": {"k8s.io/csi-translation-lib": (
+        "v0.34.5", "the module proxy refuses v0.34.7 and v0.34.6 (403 Forbidden: not available); the scheduler's "
+                   "nodevolumelimits plugin imports it; v0.34.5 is the newest patch release it serves")},
+}
+
+
 def replaces(gomod: str) -> list[str]:
     """The release's replace directives that name a module version (a replace by a local path is its own
     checkout's and cannot be followed): scheduler-plugins pins k8s.io's staging modules so."""
@@ -51,6 +60,9 @@ def generate(c: R.Component, out: Path) -> None:
     text = (src / "go.mod").read_text()
     go, reqs = requires(text)
     reps = replaces(text)
+    subs = SUBSTITUTES.get(c.name, {})
+    reps = [r for r in reps if r.split("=>")[0].strip() not in subs]
+    reps += [f"{mod} => {mod} {ver} // {why}" for mod, (ver, why) in subs.items()]
     lines = [f"// The {c.name} manager at {c.version}: its release's build list (scripts/gen_live_modules.py).",
              f"module kdt.live/{c.name}-{c.version}", "", f"go {go}", "", "require (",
              f"\t{c.module} {c.version}", *(f"\t{r}" for r in reqs), ")", ""]
