@@ -68,7 +68,8 @@ def provision(api: Api, namespace: str, docs: list) -> list[str]:
         if d.kind != "PersistentVolumeClaim" or not isinstance(d.data, dict):
             continue
         spec = d.data.get("spec") or {}
-        name = f"kdt-scale-{namespace}-{d.name}"[:253]
+        # a name of its own per run: the volume of an earlier run of the same claim may still be going
+        name = f"kdt-scale-{namespace}-{d.name}"[:240] + f"-{time.monotonic_ns() % 10**9:09d}"
         pv = {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": name, "labels": {"kdt-scale": "1"}},
               "spec": {"capacity": {"storage": ((spec.get("resources") or {}).get("requests") or {}).get("storage", "1Gi")},
                        "accessModes": spec.get("accessModes") or ["ReadWriteOnce"],
@@ -306,7 +307,7 @@ def target_documents(target: str) -> tuple[str, list]:
     return (targets[0].name if len(targets) == 1 else target), [d for r in results for d in r.documents]
 
 
-def start_cluster(shape, stream, cluster_file=None):
+def start_cluster(shape, stream, cluster_file=None, coscheduling: bool = True):
     """A control plane of the default releases with Kueue, coscheduling and `shape`'s KWOK nodes; the
     repository's cluster file (.kdt-cluster.yaml) gives its objects and the Training Operator's flags."""
     from .. import cluster as CF
@@ -314,9 +315,10 @@ def start_cluster(shape, stream, cluster_file=None):
     from . import schedulers as S
     from .cluster import Cluster
     cf = cluster_file if cluster_file is not None else CF.load()
-    c = Cluster.start(R.ReleaseSet(), stream=stream, cluster_file=S.training_operator_cluster_file(cf))
+    to_file = S.training_operator_cluster_file(cf) if coscheduling else S.dataclasses.replace(cf, object_paths=())
+    c = Cluster.start(R.ReleaseSet(), stream=stream, cluster_file=to_file)
     try:
-        c.facts = S.start(c, cf, shape)
+        c.facts = S.start(c, cf, shape, coscheduling)
     except BaseException:
         c.stop()
         raise

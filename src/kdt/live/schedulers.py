@@ -205,10 +205,11 @@ def training_operator_cluster_file(cluster_file):
     return dataclasses.replace(base, gang_scheduler=SECOND_SCHEDULER, object_paths=())
 
 
-def start(cluster, cluster_file, shape: Shape) -> Facts:
-    """Kueue, the coscheduling scheduler, KWOK, the cluster file's objects and the nodes, on `cluster`."""
+def start(cluster, cluster_file, shape: Shape, coscheduling: bool = True) -> Facts:
+    """Kueue, the coscheduling scheduler (unless `coscheduling` is False), KWOK, the cluster file's objects and
+    the nodes, on `cluster`."""
     from .cluster import ca_bundle, free_port
-    comps = {c.name: c for c in R.schedulers()}
+    comps = {c.name: c for c in R.schedulers() if coscheduling or c.name != "scheduler-plugins"}
     bins = {name: build.operator(c, cluster.stream) for name, c in comps.items()}
     cluster.say(f"starting Kueue {versions.KUEUE}, scheduler-plugins {versions.SCHEDULER_PLUGINS} (coscheduling) "
                 f"and KWOK {versions.KWOK}")
@@ -224,9 +225,11 @@ def start(cluster, cluster_file, shape: Shape) -> Facts:
     cfg.write_text(kueue_config(port, certs))
     kueue = cluster._spawn("kueue", [bins["kueue"], f"--config={cfg}", "--feature-gates=VisibilityOnDemand=false",
                                      "--zap-log-level=2"], env={"KUBECONFIG": str(cluster.kubeconfig)})
-    sched = cluster.folder / "scheduler-plugins.yaml"
-    sched.write_text(coscheduling_config(cluster.kubeconfig))
-    cluster._spawn("scheduler-plugins", [bins["scheduler-plugins"], f"--config={sched}", "--secure-port=0", "--v=1"])
+    if coscheduling:
+        sched = cluster.folder / "scheduler-plugins.yaml"
+        sched.write_text(coscheduling_config(cluster.kubeconfig))
+        cluster._spawn("scheduler-plugins", [bins["scheduler-plugins"], f"--config={sched}", "--secure-port=0",
+                                             "--v=1"])
     stages = cluster.folder / "kwok.yaml"
     stages.write_text(kwok_config())
     cluster._spawn("kwok", [bins["kwok"], f"--kubeconfig={cluster.kubeconfig}", f"--config={stages}",
