@@ -173,3 +173,34 @@ def test_a_gang_with_one_pod_unschedulable_binds_none(cluster, tmp_path):
             _clean(cluster, applied, "default")
     finally:
         cluster.kubectl("uncordon", "gpu-0063")
+
+
+def test_a_topology_block_too_small_is_tas_verdict_and_preferred_spreads(cluster, tmp_path):
+    """Blocks of 32 nodes (the upper half relabelled): a pod set that requires one block of 64 is not admitted,
+    with Kueue's topology-aware scheduling's message located at the topology annotation; the shipped
+    `preferred` request is admitted across two blocks. The offline model cannot say either: a block's size is
+    the cluster's nodes, in no manifest."""
+    level = cluster.facts.levels[0]
+    upper = [f"gpu-{i:04d}" for i in range(32, 64)]
+    cluster.kubectl("label", "nodes", *upper, f"{level}=block-1", "--overwrite")
+    try:
+        def required(d):
+            ann = (((d.get("spec") or {}).get("template") or {}).get("metadata") or {}).get("annotations") or {}
+            if "kueue.x-k8s.io/podset-preferred-topology" in ann:
+                ann["kueue.x-k8s.io/podset-required-topology"] = ann.pop("kueue.x-k8s.io/podset-preferred-topology")
+        target = _rewritten(tmp_path, "overlays/scale-512-statefulset", "required.yaml", required)
+        obs, docs, applied, findings = _submit(cluster, target, timeout=60)
+        try:
+            assert not obs.admitted and obs.bound == 0, obs
+            assert findings and "podset-required-topology" in findings[0].path, findings
+            print("Kueue:", obs.pending_message, file=sys.stderr)
+        finally:
+            _clean(cluster, applied)
+        obs, docs, applied, findings = _submit(cluster, "overlays/scale-512-statefulset")
+        try:
+            assert obs.admitted and obs.running == 64 and len(obs.nodes) == 64, obs
+            assert sorted(obs.blocks) == ["block-0", "block-1"] and sorted(obs.blocks.values()) == [32, 32], obs.blocks
+        finally:
+            _clean(cluster, applied)
+    finally:
+        cluster.kubectl("label", "nodes", *upper, f"{level}=block-0", "--overwrite")

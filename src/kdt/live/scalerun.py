@@ -307,17 +307,22 @@ def target_documents(target: str) -> tuple[str, list]:
     return (targets[0].name if len(targets) == 1 else target), [d for r in results for d in r.documents]
 
 
-def start_cluster(shape, stream, cluster_file=None, coscheduling: bool = True):
+def start_cluster(shape, stream, cluster_file=None, coscheduling: bool = True, operators: bool = True):
     """A control plane of the default releases with Kueue, coscheduling and `shape`'s KWOK nodes; the
-    repository's cluster file (.kdt-cluster.yaml) gives its objects and the Training Operator's flags."""
+    repository's cluster file (.kdt-cluster.yaml) gives its objects and the Training Operator's flags. Without
+    `operators`, their CRDs only (enough for a StatefulSet target)."""
     from .. import cluster as CF
+    from . import install
     from . import releases as R
     from . import schedulers as S
     from .cluster import Cluster
     cf = cluster_file if cluster_file is not None else CF.load()
     to_file = S.training_operator_cluster_file(cf) if coscheduling else S.dataclasses.replace(cf, object_paths=())
-    c = Cluster.start(R.ReleaseSet(), stream=stream, cluster_file=to_file)
+    rs = R.ReleaseSet()
+    c = Cluster.start(rs, stream=stream, cluster_file=to_file, operators=operators)
     try:
+        if not operators:
+            install.apply_base(c, *R.trainer(rs.trainer), R.training_operator(rs.training_operator))
         c.facts = S.start(c, cf, shape, coscheduling)
     except BaseException:
         c.stop()
