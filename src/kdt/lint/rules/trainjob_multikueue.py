@@ -19,6 +19,7 @@ pkg/controller/jobs/trainjob/trainjob_multikueue_adapter.go; kdt.operators.kueue
 """
 from __future__ import annotations
 
+from ... import kinds as K
 from ...findings import ERROR, WARNING
 from ...operators.kueue import facts as KQ
 from ...operators.trainer_v2 import facts as TV2
@@ -35,24 +36,24 @@ _PATH = ("spec", "managedBy")
 
 def _multikueue(objs) -> tuple[list, str]:
     """The usable MultiKueue AdmissionChecks among `objs`, and what is missing when there is none."""
-    by = {}
+    by: dict = {}
     for o in objs:
-        if o.group == KQ.GROUP and isinstance(o.data, dict) and o.name:
-            by.setdefault(o.kind, {})[o.name] = o
-    checks = [c for c in by.get("AdmissionCheck", {}).values()
+        if isinstance(o.data, dict) and o.name:
+            by.setdefault(K.of(o), {})[o.name] = o
+    checks = [c for c in by.get(K.ADMISSION_CHECK, {}).values()
               if c.get(("spec", "controllerName")) == KQ.MULTIKUEUE_CONTROLLER]
     if not checks:
         return [], f"no AdmissionCheck with controllerName {KQ.MULTIKUEUE_CONTROLLER}"
     usable, why = [], ""
     for c in checks:
         params = d(c.get(("spec", "parameters")))
-        config = by.get("MultiKueueConfig", {}).get(str(params.get("name"))) \
-            if params.get("kind") == "MultiKueueConfig" else None
+        named = K.lookup(str(params.get("apiGroup") or KQ.GROUP), str(params.get("kind")))
+        config = by.get(K.MULTIKUEUE_CONFIG, {}).get(str(params.get("name"))) if named is K.MULTIKUEUE_CONFIG else None
         if config is None:
             why = f"AdmissionCheck {c.name} names no MultiKueueConfig there is ({params.get('name')!r})"
             continue
         clusters = [str(n) for n in lst(config.get(("spec", "clusters")))]
-        if not any(n in by.get("MultiKueueCluster", {}) for n in clusters):
+        if not any(n in by.get(K.MULTIKUEUE_CLUSTER, {}) for n in clusters):
             why = f"MultiKueueConfig {config.name} lists no MultiKueueCluster there is ({', '.join(clusters) or 'none'})"
             continue
         usable.append(c)
