@@ -61,6 +61,23 @@ class Cluster:
             out.extend(r.documents)
         return out
 
+    @cached_property
+    def fingerprint(self) -> str:
+        """What a control plane started from this declaration depends on (the file's settings, the init
+        template's text, every file of `objects`), as a digest: `--live` reuses a control plane `kdt cluster up`
+        keeps only when it was started from the same (kdt.live.daemon.kept)."""
+        import hashlib
+        h = hashlib.sha256(repr((self.file, self.pytorch_init, self.pytorch_init.text, self.gang_scheduler)).encode())
+        for path in self.object_paths:
+            p = Path(path)
+            for f in sorted([p] if p.is_file() else (q for q in p.rglob("*") if q.is_file())):
+                h.update(str(f).encode())
+                try:
+                    h.update(f.read_bytes())
+                except OSError:
+                    pass
+        return h.hexdigest()[:16]
+
     @property
     def options(self) -> dict:
         """The merge preview's per-operator settings (kdt.merge_preview.expand_documents `options`)."""

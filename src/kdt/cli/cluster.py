@@ -15,7 +15,6 @@ Exit codes: 0 done, 1 a component failed (named, with the end of its log), 2 bad
 """
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -30,16 +29,13 @@ from ..live.daemon import alive as _alive
 
 
 def _folder(name: str) -> Path:
-    from ..live import build
-    return build.cache_root() / "clusters" / name
+    from ..live.daemon import clusters_root
+    return clusters_root() / name
 
 
 def _state(folder: Path) -> dict | None:
-    try:
-        st = json.loads((folder / "state.json").read_text())
-    except (OSError, ValueError):
-        return None
-    return st if _alive(int(st.get("pid", 0))) else None
+    from ..live.daemon import state_of
+    return state_of(folder)
 
 
 def _daemon_pid(folder: Path) -> int | None:

@@ -5,10 +5,17 @@ other (file, document, line, path) with the API server's own message.
   apply, dry run); (warning) kdt refuses a document the API server accepts.
 - `live-preview` (warning): an object the operators created differs from the merge preview in a way no row
   of kdt.live.judge.EXPLAINED explains, or one side has an object the other lacks.
+
+A control plane `kdt cluster up` keeps with the releases a unit needs, started from the same cluster file,
+is used instead of starting one (kdt.live.daemon.kept); each unit is judged in a namespace of its own
+(named after this process), removed after. Every run ends with one line on `stream` of what the server
+judged: documents judged, accepted, refused, and those not judged with why (`summary`).
 """
 from __future__ import annotations
 
+import os
 import sys
+from contextlib import contextmanager
 
 from .. import findings as F
 
@@ -28,11 +35,11 @@ def findings(groups, admission: bool = True, preview: bool = True, trainer_versi
     from ..versions import TRAINER_DEFAULT
     from . import releases as R
     from .admission import units
-    from .cluster import Cluster
     from .judge import cleanup, judge
     from .verdicts import ours
     cfile = cluster_file.load()
     out: list[F.Finding] = []
+    admissions: list = []
     rendered = [SimpleNamespace(ok=True, target=t, documents=docs) for t, docs in groups if docs]
     by_release: dict = {}
     for unit in units(rendered, lambda t, docs: trainer_release.decide(t, docs, trainer_version).release,
@@ -40,21 +47,25 @@ def findings(groups, admission: bool = True, preview: bool = True, trainer_versi
         by_release.setdefault(unit.release or TRAINER_DEFAULT, []).append(unit)
     for rel, us in by_release.items():
         rs = R.ReleaseSet(trainer=rel)
-        with Cluster.start(rs, stream=stream, cluster_file=cfile) as c:
+        with _control_plane(rs, cfile, stream) as c:
             for n, unit in enumerate(us):
                 verdicts: dict = {}
                 for r in unit.targets:     # each target's own verdicts, references resolved across its unit
                     verdicts.update(ours(r.documents, rel, rs.training_operator, cfile,
                                          run_docs=unit.documents if len(unit.targets) > 1 else None))
-                res = judge(c, unit.name, unit.documents, rel, verdicts, namespace=f"kdt-live-{n}",
+                res = judge(c, unit.name, unit.documents, rel, verdicts, namespace=f"kdt-live-{os.getpid()}-{n}",
                             options=cfile.options)
                 cleanup(c, res)
+                admissions.extend(res.admissions)
                 docs = unit.documents
                 if admission:
                     for a in res.admissions:
                         if a.skipped:
                             continue
-                        if a.refused:
+                        if a.refused and _hint(a, cfile):
+                            out.append(a.doc.finding(ADMISSION, f"{_hint(a, cfile)} (Trainer {rel}'s webhook: "
+                                                                f"{' '.join(a.refused.split())})"))
+                        elif a.refused:
                             out.append(a.doc.finding(ADMISSION, f"the API server refuses it (Kubernetes {R.KUBERNETES}, "
                                                                 f"Trainer {rel}): {a.refused}"))
                         elif a.ours:
@@ -73,4 +84,52 @@ def findings(groups, admission: bool = True, preview: bool = True, trainer_versi
                     for x in res.extra:
                         out.append(first.finding(PREVIEW, f"{x}: created by the operators, not in the merge preview",
                                                  level=F.WARNING))
+    print(summary(admissions, sum(isinstance(d.data, dict) for _, docs in groups for d in docs)), file=stream, flush=True)
     return out
+
+
+def _hint(a, cfile) -> str:
+    """Beside the webhook's refusal of a TrainJob whose runtime does not exist: the line offline lint gives
+    (kdt.operators.trainer_v2.facts.missing_runtime)."""
+    from ..operators.trainer_v2 import facts as TV2
+    data = a.doc.data if isinstance(a.doc.data, dict) else {}
+    if data.get("kind") != TV2.TRAINJOB or TV2.MISSING_RUNTIME_MESSAGE not in (a.refused or ""):
+        return ""
+    ref = (data.get("spec") or {}).get("runtimeRef") or {}
+    return TV2.missing_runtime(ref.get("kind") or TV2.DEFAULT_RUNTIME_KIND, str(ref.get("name")), cfile.file)
+
+
+@contextmanager
+def _control_plane(rs, cfile, stream):
+    """The control plane `kdt cluster up` keeps with `rs`'s releases and this cluster file, attached; else one
+    started for this run (and stopped after)."""
+    from . import daemon
+    from .cluster import Cluster, attach
+    found = daemon.kept(rs.trainer, rs.training_operator, cfile.fingerprint)
+    if found:
+        name, st = found
+        print(f"live: judging on the control plane `kdt cluster up --name {name}` keeps ({rs.name})",
+              file=stream, flush=True)
+        yield attach(st, stream)
+        return
+    with Cluster.start(rs, stream=stream, cluster_file=cfile) as c:
+        yield c
+
+
+def summary(admissions: list, documents: int | None = None) -> str:
+    """One line: what the API server judged of the documents (kdt.live.admission.Admission each), accepted and
+    refused, and what was not judged, with why (grouped); `documents`: how many the run had in all (those no
+    unit reached, such as a file that does not parse, are counted as not judged)."""
+    from collections import Counter
+    judged = [a for a in admissions if a.skipped is None]
+    refused = sum(1 for a in judged if a.refused)
+    why = Counter(a.skipped for a in admissions if a.skipped is not None)
+    unreached = max(0, (documents or 0) - len(admissions))
+    if unreached:
+        why["not in a unit the judge reached (unread, or not a Kubernetes object)"] += unreached
+    skipped = sum(why.values())
+    text = (f"live: the API server judged {len(judged)} document(s): {len(judged) - refused} accepted, {refused} refused; "
+            f"{skipped} not judged")
+    if why:
+        text += ": " + "; ".join(f"{n} {reason}" if n > 1 else reason for reason, n in why.most_common())
+    return text

@@ -123,8 +123,11 @@ class Attached(Client):
                 raise ComponentFailed(f"live control plane: {name} (pid {pid}) has exited") from None
 
 
-def attach(state: dict) -> Attached:
-    return Attached(Path(state["kubeconfig"]), dict(state["components"]))
+def attach(state: dict, stream=sys.stderr) -> Attached:
+    """The control plane a daemon's state names (kdt.live.daemon), with what its install applied, so the judge
+    guards those objects (kdt.live.admission) as on a control plane of its own."""
+    return Attached(Path(state["kubeconfig"]), dict(state["components"]), stream,
+                    {tuple(k) for k in state.get("installed") or ()})
 
 
 @dataclass

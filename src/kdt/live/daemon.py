@@ -27,6 +27,37 @@ def alive(pid: int) -> bool:
     return True
 
 
+def clusters_root() -> Path:
+    """Where `kdt cluster up --name NAME` keeps each control plane: <cache>/clusters/NAME."""
+    from . import build
+    return build.cache_root() / "clusters"
+
+
+def state_of(folder: Path) -> dict | None:
+    """The state a running daemon wrote (None: none, or its daemon is gone)."""
+    try:
+        st = json.loads((folder / "state.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return st if isinstance(st, dict) and alive(int(st.get("pid", 0))) else None
+
+
+def kept(trainer: str, training_operator: str, fingerprint: str) -> tuple[str, dict] | None:
+    """A running control plane `kdt cluster up` keeps with these releases, started from the same cluster file
+    (kdt.cluster.Cluster.fingerprint): (its name, its state); `default` first, then by name."""
+    root = clusters_root()
+    try:
+        names = sorted((p.name for p in root.iterdir() if p.is_dir()), key=lambda n: (n != "default", n))
+    except OSError:
+        return None
+    for name in names:
+        st = state_of(root / name)
+        if st and st.get("trainer") == trainer and st.get("training_operator") == training_operator \
+                and st.get("cluster_file") == fingerprint:
+            return name, st
+    return None
+
+
 def main(argv: list[str]) -> int:
     from ..errors import UsageError
     from .. import cluster as cluster_file
@@ -39,8 +70,9 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGTERM, lambda *a: stop.append(1))
     signal.signal(signal.SIGINT, lambda *a: stop.append(1))
     try:
+        cfile = cluster_file.load()
         c = Cluster.start(R.ReleaseSet(trainer, to), folder=folder / "run", stream=sys.stderr,
-                          cluster_file=cluster_file.load(), operators=operators)
+                          cluster_file=cfile, operators=operators)
     except UsageError as exc:
         print(f"live: error: {exc}", file=sys.stderr, flush=True)
         return 1
@@ -50,6 +82,8 @@ def main(argv: list[str]) -> int:
                                    "trainer": trainer if operators else None,
                                    "training_operator": to if operators else None, "ports": c.ports,
                                    "components": {p.name: p.popen.pid for p in c.procs},
+                                   "cluster_file": cfile.fingerprint,
+                                   "installed": sorted(list(k) for k in c.installed),
                                    "started_s": round(c.started_s, 1)}, indent=1))
         os.replace(tmp, state)
         owner = int(os.environ.get("KDT_LIVE_OWNER_PID") or 0)
