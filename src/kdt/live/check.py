@@ -62,7 +62,12 @@ def findings(groups, admission: bool = True, preview: bool = True, trainer_versi
                     for a in res.admissions:
                         if a.skipped:
                             continue
-                        if a.refused and _hint(a, cfile):
+                        if a.refused and cfile.apply == "client-side" and _server_side_only(a):
+                            out.append(a.doc.finding(ADMISSION, f"refused applied server-side, as the judge applies "
+                                                                f"(Kubernetes {R.KUBERNETES}): {a.refused}; this "
+                                                                "repository applies client-side (.kdt-cluster.yaml "
+                                                                "apply), which drops the null", level=F.WARNING))
+                        elif a.refused and _hint(a, cfile):
                             out.append(a.doc.finding(ADMISSION, f"{_hint(a, cfile)} (Trainer {rel}'s webhook: "
                                                                 f"{' '.join(a.refused.split())})"))
                         elif a.refused:
@@ -86,6 +91,15 @@ def findings(groups, admission: bool = True, preview: bool = True, trainer_versi
                                                  level=F.WARNING))
     print(summary(admissions, sum(isinstance(d.data, dict) for _, docs in groups for d in docs)), file=stream, flush=True)
     return out
+
+
+def _server_side_only(a) -> bool:
+    """kdt refuses the document only for nulls server-side apply keeps (kdt.validate), and the server names no
+    other field: a refusal of server-side apply's alone."""
+    if not a.ours or not all("server-side apply" in f.extra.get("refused_by", ()) for f in a.ours):
+        return False
+    from .verdicts import compare_fields
+    return compare_fields(a.our_fields, a.server_fields) in ("same field", "nested field")
 
 
 def _hint(a, cfile) -> str:

@@ -316,7 +316,8 @@ class Cluster(Client):
             tmpdir = certs_of[name]
             certs = tmpdir / "k8s-webhook-server" / "serving-certs"
             cfg = self.folder / f"{name}-config.yaml"
-            cfg.write_text(install.manager_config(name, comp, self.ports[f"webhook-{name}"], certs))
+            gates = self.cluster_file.feature_gates.get(name) if self.cluster_file is not None else None
+            cfg.write_text(install.manager_config(name, comp, self.ports[f"webhook-{name}"], certs, gates))
             procs.append(self._spawn(name, [op_bins[name], f"--config={cfg}"],
                                      env={"KUBECONFIG": str(self.kubeconfig), "TMPDIR": str(tmpdir)}))
         to_args = [op_bins["training-operator"], "--metrics-bind-address=0", "--health-probe-bind-address=0",

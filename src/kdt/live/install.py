@@ -152,20 +152,25 @@ def wait_webhooks(cluster, timeout: float = 60) -> None:
     raise UsageError(f"live control plane: the operators' webhooks did not answer in {timeout:.0f} s: {last.strip()[-300:]}")
 
 
-def manager_config(name: str, comp: R.Component, port: int, certs) -> str:
+def manager_config(name: str, comp: R.Component, port: int, certs, gates: dict | None = None) -> str:
+    """The manager's Configuration file; `gates`: the cluster file's featureGates for it (its Configuration's
+    featureGates: JobSet v0.12.0 main.go and Trainer v2.2.1 cmd/trainer-controller-manager/main.go
+    SetFromMap(cfg.FeatureGates)), written only when declared."""
+    fg = ["featureGates: {" + ", ".join(f"{g}: {'true' if on else 'false'}" for g, on in sorted(gates.items())) + "}"] \
+        if gates else []
     if name == "trainer":
         # Trainer pkg/apis/config/v1alpha1 Configuration; certManagement off: the certificates are ours
         return "\n".join([
             "apiVersion: config.trainer.kubeflow.org/v1alpha1", "kind: Configuration",
             "health: {healthProbeBindAddress: \"0\"}", "metrics: {bindAddress: \"0\"}",
             f"webhook: {{port: {port}, host: 127.0.0.1}}", "leaderElection: {leaderElect: false}",
-            "certManagement: {enable: false}", ""])
+            "certManagement: {enable: false}", *fg, ""])
     # JobSet api/config/v1alpha1 Configuration
     return "\n".join([
         "apiVersion: config.jobset.x-k8s.io/v1alpha1", "kind: Configuration",
         "health: {healthProbeBindAddress: \"0\"}", "metrics: {bindAddress: \"0\"}",
         f"webhook: {{port: {port}, host: 127.0.0.1, certDir: \"{certs}\"}}", "leaderElection: {leaderElect: false}",
-        "internalCertManagement: {enable: false}", ""])
+        "internalCertManagement: {enable: false}", *fg, ""])
 
 
 def training_operator_args(cluster, cluster_file) -> list[str]:
