@@ -43,6 +43,18 @@ def ours(docs: list[Document], trainer_version: str, training_operator: str, clu
     return out
 
 
+def basis_disagreements(admissions) -> dict:
+    """{rule: documents} of each rule whose basis says "rejected" (kdt.lint.engine.basis_of; validate's rules
+    always) on a document the API server and the webhooks accept: the rules whose basis disagrees with the
+    server (bench/live_judge.py and bench/live_repos.py list them)."""
+    out: dict = {}
+    for a in admissions:
+        if a.skipped is None and a.refused is None:
+            for rule in sorted({f.rule for f in a.ours}):
+                out[rule] = out.get(rule, 0) + 1
+    return out
+
+
 def doc_key(d: Document) -> tuple:
     """A document among a unit's (kdt.live.admission.units): its file (a walked folder's files share their
     target's name), its index in the file, its List item."""
