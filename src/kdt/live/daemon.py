@@ -84,7 +84,7 @@ def main(argv: list[str]) -> int:
                                    "components": {p.name: p.popen.pid for p in c.procs},
                                    "cluster_file": cfile.fingerprint,
                                    "installed": sorted(list(k) for k in c.installed),
-                                   "started_s": round(c.started_s, 1)}, indent=1))
+                                   "started_s": round(c.started_s, 1), "timeline": c.timeline}, indent=1))
         os.replace(tmp, state)
         owner = int(os.environ.get("KDT_LIVE_OWNER_PID") or 0)
         swept = 0.0
