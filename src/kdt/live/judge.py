@@ -211,13 +211,45 @@ def judge(cluster, target: str, docs: list[Document], release: str, ours: dict |
     return res
 
 
+#: the kinds the judge reads and creates by the API server's REST interface (kdt.live.api: one kept-alive
+#: connection, no kubectl process per poll or per dry run): kind -> (apiVersion, resource)
+_REST = {"Pod": ("v1", "pods"), "Service": ("v1", "services"), "ConfigMap": ("v1", "configmaps"),
+         "Job": ("batch/v1", "jobs"), "JobSet": ("jobset.x-k8s.io/v1alpha2", "jobsets")}
+
+
+def _rest_path(kind: str, namespace: str, api_version: str | None = None) -> str | None:
+    got = _REST.get(kind)
+    if got is None or (api_version is not None and api_version != got[0]):
+        return None
+    base = "/api/v1" if got[0] == "v1" else f"/apis/{got[0]}"
+    return f"{base}/namespaces/{namespace}/{got[1]}"
+
+
+def _api(cluster):
+    """The cluster's REST client (kdt.live.api.Api), made once per cluster object."""
+    api = cluster.__dict__.get("_kdt_api")
+    if api is None:
+        from .api import Api
+        api = cluster.__dict__["_kdt_api"] = Api.from_kubeconfig(cluster.kubeconfig)
+    return api
+
+
 def _live_objects(cluster, kinds: set[str], namespaces: set[str]) -> list[dict]:
-    """What the cluster holds of `kinds` in `namespaces`: one kubectl call per namespace (it is polled while
-    the controllers work), each resource alone only when the joint call fails (a kind not served)."""
-    resources = {"Pod": "pods", "Service": "services", "Job": "jobs.batch", "JobSet": "jobsets.jobset.x-k8s.io",
-                 "ConfigMap": "configmaps", "PodGroup": "podgroups"}
-    wanted = sorted(resources[k] for k in kinds if k in resources)
+    """What the cluster holds of `kinds` in `namespaces` (it is polled while the controllers work): the kinds of
+    `_REST` by the REST interface (each item given its kind and apiVersion, as kubectl gives them), any other in
+    one kubectl call per namespace, each resource alone only when the joint call fails (a kind not served)."""
+    from .api import ApiError
     out: list[dict] = []
+    rest = sorted(k for k in kinds if k in _REST)
+    for ns in sorted(namespaces):
+        for k in rest:
+            try:
+                got = _api(cluster).items(_rest_path(k, ns))
+            except ApiError:
+                continue        # not served here
+            out.extend({"apiVersion": _REST[k][0], "kind": k, **i} for i in got)
+    resources = {"PodGroup": "podgroups"}
+    wanted = sorted(resources[k] for k in kinds if k in resources)
     if not wanted:
         return out
     for ns in sorted(namespaces):
@@ -259,10 +291,21 @@ def _defaulted(cluster, obj: dict, name: str) -> dict:
     kept = {k: meta.pop(k) for k in ("generateName", "ownerReferences") if k in meta}
     temp = name + "-kdtjudge"
     meta["name"] = temp
-    proc = cluster.kubectl("create", "--dry-run=server", "-o", "json", "-f", "-", input=json.dumps(o), check=False)
-    if proc.returncode != 0:
-        raise UsageError(f"the API server refuses the preview's {obj.get('kind')} {name}: {A.server_message(proc.stderr)[-600:]}")
-    out = _renamed(json.loads(proc.stdout), temp, name)
+    path = _rest_path(str(o.get("kind")), meta.get("namespace") or "default", o.get("apiVersion"))
+    if path is not None:
+        from .api import ApiError
+        try:
+            created = _api(cluster).request("POST", path + "?dryRun=All&fieldManager=kubectl-create", o)
+        except ApiError as exc:
+            raise UsageError(f"the API server refuses the preview's {obj.get('kind')} {name}: {exc.detail[-600:]}") \
+                from None
+    else:
+        proc = cluster.kubectl("create", "--dry-run=server", "-o", "json", "-f", "-", input=json.dumps(o), check=False)
+        if proc.returncode != 0:
+            raise UsageError(f"the API server refuses the preview's {obj.get('kind')} {name}: "
+                             f"{A.server_message(proc.stderr)[-600:]}")
+        created = json.loads(proc.stdout)
+    out = _renamed(created, temp, name)
     out["metadata"].update(kept)
     return out
 
