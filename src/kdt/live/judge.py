@@ -27,6 +27,7 @@ import re
 import time
 from dataclasses import dataclass, field
 
+from .. import kinds as K
 from ..documents import Document
 from ..errors import UsageError
 from . import admission as A
@@ -192,7 +193,7 @@ def judge(cluster, target: str, docs: list[Document], release: str, ours: dict |
     res = Result(target, release, namespace=namespace)
     scope = A.served(cluster)
     placed = A.place(docs, namespace, scope)
-    own = {(d.data.get("metadata") or {}).get("name") for d, _ in placed if d.data.get("kind") == "Namespace"}
+    own = {(d.data.get("metadata") or {}).get("name") for d, _ in placed if K.NAMESPACE.matches(d.data)}
     wanted = [] if namespace_ready else [namespace]
     wanted += sorted({ns for d, _ in placed if isinstance(d.data.get("metadata"), dict)
                       and isinstance(ns := d.data["metadata"].get("namespace"), str)} - {namespace} - own)
