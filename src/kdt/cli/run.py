@@ -323,8 +323,8 @@ def _node_size(text: str) -> dict:
 def _kept_cluster(name: str | None, rs):
     """The control plane `kdt cluster up --name NAME` keeps, attached, when its releases are `rs`'s."""
     from ..live.cluster import attach
-    from .cluster import _folder, _state
-    st = _state(_folder(name or "default"))
+    from ..live import kept
+    st = kept.state(name or "default")
     if st and st.get("trainer") == rs.trainer and st.get("training_operator") == rs.training_operator:
         return attach(st)
     if name:

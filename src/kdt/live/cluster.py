@@ -24,7 +24,6 @@ exits early ends the start (or the run) with one line naming it and the last lin
 """
 from __future__ import annotations
 
-import base64
 import ctypes
 import json
 import os
@@ -358,6 +357,3 @@ class Cluster(Client):
         elif self.kubeconfig.exists():
             self.kubeconfig.unlink()      # no stale kubeconfig pointing at a stopped server
 
-
-def ca_bundle(c: Cluster) -> str:
-    return base64.b64encode(c.pki.ca.read_bytes()).decode()

@@ -16,15 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return True
+from .kept import alive
 
 
 def main(argv: list[str]) -> int:

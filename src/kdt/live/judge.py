@@ -387,17 +387,23 @@ class Job:
 
 
 def plan(results, trainer_releases: tuple[str, ...] | None = None, training_operators: tuple[str, ...] | None = None,
-         cluster_file=None, source: str = "") -> list[Job]:
+         cluster_file=None, source: str = "", trainer_version: str | None = None) -> list[Job]:
     """The units of the rendered targets (kdt.live.admission.units), each at the Trainer release it is checked
-    for and, where it holds a kubeflow.org kind, at every Training Operator release (`training_operators`,
-    default all of kdt.versions.TRAINING_OPERATOR_RELEASES), with kdt's verdicts (kdt.live.verdicts: each
-    target's own, references resolved across its unit)."""
+    for (`trainer_version`, else its marker, the repository's pin or its shape: kdt.trainer_release.decide) and,
+    where it holds a kubeflow.org kind, at every Training Operator release (`training_operators`, default all of
+    kdt.versions.TRAINING_OPERATOR_RELEASES), with kdt's verdicts (kdt.live.verdicts: each target's own,
+    references resolved across its unit)."""
+    import dataclasses
+
     from .. import trainer_release, versions
     from .verdicts import ours
     tos = training_operators or tuple(versions.TRAINING_OPERATOR_RELEASES)
     jobs = []
-    for unit in A.units(results, lambda t, docs: trainer_release.decide(t, docs).release,
+    for unit in A.units(results, lambda t, docs: trainer_release.decide(t, docs, trainer_version).release,
+                        None if trainer_version else
                         lambda docs: getattr(trainer_release.shape(docs), "release", None)):
+        if unit.release is None:
+            unit = dataclasses.replace(unit, release=versions.TRAINER_DEFAULT)
         if trainer_releases and unit.release not in trainer_releases:
             continue
         for to in (tos if unit.kubeflow_v1 else (versions.TRAINING_OPERATOR_DEFAULT,)):

@@ -35,6 +35,7 @@ from ..run import netshim
 from ..run.pods import CLUSTER_DOMAIN, Container, EnvError, LocalPod, pod_containers
 from ..run.supervisor import PodRun, Proc, Supervisor
 from .api import Api, ApiError, pod_path
+from .kept import alive
 
 NODE_LABEL = "kdt.dev/run"             # the run a node belongs to (its owner's pid in OWNER_ANNOTATION)
 OWNER_ANNOTATION = "kdt.dev/owner-pid"
@@ -132,7 +133,6 @@ def sweep_orphans(api: Api) -> list[str]:
     """What runs whose `kdt` died (SIGKILL, a crash) left in a kept control plane: their nodes (and Leases),
     PersistentVolumes and namespaces, found by the owner's pid on each node. Called by `kdt cluster up`'s
     daemon every few seconds and by every live run as it starts; the names removed."""
-    from .daemon import alive
     gone = []
     for n in api.items("/api/v1/nodes", labelSelector=NODE_LABEL):
         meta = n["metadata"]
