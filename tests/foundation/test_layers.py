@@ -239,7 +239,7 @@ def test_a_lazy_import_up_a_layer_fails_too(tmp_path):
 
 
 def test_a_circle_hidden_in_functions_fails(tmp_path):
-    """Two modules of one layer importing each other, each inside a function (as kdt.live.cluster and
+    """Two modules of one layer importing each other, each inside a function (as kdt.live.controlplane and
     kdt.live.install once did): no arrow goes up, and the circle is found all the same."""
     def edit(p):
         _append(p / "live" / "pki.py", "def _late():\n    from . import releases\n    return releases")

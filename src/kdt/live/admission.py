@@ -87,11 +87,11 @@ class Unit:
                    for d in self.documents)
 
 
-def units(results, decide, shape=None) -> list[Unit]:
+def units(results, decide, fitting_release=None) -> list[Unit]:
     """The render results (kdt.render) as units: the files a walk met in one folder are one unit, their files
     in name order as kubectl reads a folder; every other target is its own. A unit is judged at the Trainer
     release `decide(target, documents)` gives its targets; where a folder's files are decided apart (one file's
-    TrainJob fits 2.1 only, its runtime's file any release), at the release `shape(documents)` gives the
+    TrainJob fits 2.1 only, its runtime's file any release), at the release `fitting_release(documents)` gives the
     folder's documents together, else the folder is split by release. In the order the targets come."""
     from .. import targets as T
     out: list = []
@@ -115,7 +115,8 @@ def units(results, decide, shape=None) -> list[Unit]:
             continue
         rs = sorted(folders[u], key=lambda r: Path(r.target.path).name)
         rels = {id(r): decide(r.target, r.documents) for r in rs}
-        together = shape([d for r in rs for d in r.documents]) if shape and len(set(rels.values())) > 1 else None
+        together = (fitting_release([d for r in rs for d in r.documents])
+                    if fitting_release and len(set(rels.values())) > 1 else None)
         by_release: dict = {}
         for r in rs:
             by_release.setdefault(together or rels[id(r)], []).append(r)

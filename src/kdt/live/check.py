@@ -23,7 +23,7 @@ def findings(groups, admission: bool = True, preview: bool = True, trainer_versi
     its shape; at the default Training Operator release); the findings."""
     from types import SimpleNamespace
 
-    from .. import cluster as cluster_file
+    from .. import cluster_file
     from ..versions import TRAINING_OPERATOR_DEFAULT
     from . import judge
     rendered = [SimpleNamespace(ok=True, target=t, documents=docs) for t, docs in groups if docs]

@@ -1,6 +1,6 @@
 """The judge: a target's documents held against the real API server and the real operators.
 
-For one target at one Trainer release, on a running control plane (kdt.live.cluster):
+For one target at one Trainer release, on a running control plane (kdt.live.controlplane):
 1. **Admission** (kdt.live.admission): what a user applies together (a target, or a walked folder's files)
    is applied server-side with `--dry-run=server` tier by tier in the order a cluster needs (runtimes before
    the jobs naming them), so the API server's schema and CEL validation and every operator webhook answer
@@ -383,7 +383,7 @@ class Job:
     training_operator: str
     ours: dict
     source: str = ""               # where the unit comes from (a repository of bench/live_repos.py)
-    cluster_file: object = None    # kdt.cluster.Cluster of the unit's repository (None: none)
+    cluster_file: object = None    # kdt.cluster_file.Cluster of the unit's repository (None: none)
 
 
 def plan(results, trainer_releases: tuple[str, ...] | None = None, training_operators: tuple[str, ...] | None = None,
@@ -401,7 +401,7 @@ def plan(results, trainer_releases: tuple[str, ...] | None = None, training_oper
     jobs = []
     for unit in A.units(results, lambda t, docs: trainer_release.decide(t, docs, trainer_version).release,
                         None if trainer_version else
-                        lambda docs: getattr(trainer_release.shape(docs), "release", None)):
+                        lambda docs: getattr(trainer_release.fitting_release(docs), "release", None)):
         if unit.release is None:
             unit = dataclasses.replace(unit, release=versions.TRAINER_DEFAULT)
         if trainer_releases and unit.release not in trainer_releases:
@@ -421,7 +421,7 @@ def execute(jobs: list[Job], stream=None, wait_s: float = 30.0, compare: bool = 
     as it goes. Yields (job, Result)."""
     import sys
     from . import releases as R
-    from .cluster import Cluster
+    from .controlplane import Cluster
     stream = stream or sys.stderr
     groups: dict[tuple, list[Job]] = {}
     for j in jobs:
@@ -452,6 +452,6 @@ def execute(jobs: list[Job], stream=None, wait_s: float = 30.0, compare: bool = 
 def run_targets(results, stream=None, trainer_releases: tuple[str, ...] | None = None, wait_s: float = 30.0,
                 compare: bool = True, training_operators: tuple[str, ...] | None = None):
     """Judge every rendered target of this repository (`plan`, then `execute`); yields (Job, Result)."""
-    from .. import cluster as cluster_file
+    from .. import cluster_file
     jobs = plan(results, trainer_releases, training_operators, cluster_file.load())
     yield from execute(jobs, stream, wait_s, compare)

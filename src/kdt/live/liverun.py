@@ -3,7 +3,7 @@
     kdt run overlays/ddp --live --nproc-per-node 1 --max-steps 6
 
 The target's documents are applied (server-side, one document at a time, so a refusal is located to its
-document) to a control plane of the target's releases (kdt.live.cluster: the API server, the Job, garbage
+document) to a control plane of the target's releases (kdt.live.controlplane: the API server, the Job, garbage
 collector, endpoint-slice and node lifecycle controllers, kube-scheduler, the Training Operator, Trainer and
 JobSet). The node agent (kdt.live.node) registers a node per pod of the target (and one spare per `--lose`),
 and runs what the scheduler binds there. Nothing of kdt's own model of the operators decides anything:
@@ -269,7 +269,6 @@ class LiveRun:
                                            "and tainted unreachable, its pods deleted")
             self.agent.lose(r.node)
             return
-        self.agent.runs_by_name = {r.pod.name: r}
         import os
         import signal
         if fault.rank is not None:
@@ -287,8 +286,8 @@ class LiveRun:
 
     # ------------------------------------------------------------- the run
     def run(self, timeout: float) -> tuple[Verdict | None, list[F.Finding]]:
-        from ..run.supervisor import _set_subreaper, start_guardian
-        _set_subreaper()
+        from ..run.supervisor import set_subreaper, start_guardian
+        set_subreaper()
         self.guardian = start_guardian(self.agent.run_id)
         self.agent.start()
         if self.shared:

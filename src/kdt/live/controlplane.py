@@ -135,7 +135,7 @@ class Cluster(Client):
     ports: dict = field(default_factory=dict)
     owned_folder: bool = False
     started_s: float = 0.0
-    cluster_file: object = None       # kdt.cluster.Cluster: how the repository's clusters run the operators
+    cluster_file: object = None       # kdt.cluster_file.Cluster: how the repository's clusters run the operators
     notes: list = field(default_factory=list)   # what of the cluster file's objects was left out, and why
     installed: set = field(default_factory=set)  # kdt.live.install.key of every object the install applied
 
