@@ -468,7 +468,20 @@ def check_what_a_user_applies_together_is_judged_as_applied(c, tmp_path):
         cleanup(c, res)
 
 
-CHECKS = [check_what_a_user_applies_together_is_judged_as_applied,
+def check_a_builtin_object_without_its_spec_is_refused_by_both(c):
+    """#55: a built-in object with its spec deleted. The API server validates the zero spec: the kinds of
+    kdt.apivalidation.required are refused by both, the kinds whose zero spec is valid accepted by both."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "validate"))
+    from test_apivalidation import NO_SPEC_ACCEPTED, NO_SPEC_REFUSED, no_spec
+    for api_kind in NO_SPEC_REFUSED + NO_SPEC_ACCEPTED:
+        text = no_spec(api_kind)
+        proc = _create_dry(c, text)
+        refused = api_kind in NO_SPEC_REFUSED
+        assert (proc.returncode != 0) == refused, f"{api_kind}: the API server said {proc.stderr[-300:]!r}"
+        assert bool(_errors(text)) == refused, f"{api_kind}: kdt said {_errors(text)}"
+
+
+CHECKS = [check_what_a_user_applies_together_is_judged_as_applied, check_a_builtin_object_without_its_spec_is_refused_by_both,
           check_an_mpijob_launcher_mounting_what_the_operator_adds,
           check_trainjob_the_controller_creates_is_the_preview,
           check_pytorchjob_the_training_operator_creates_is_the_preview,

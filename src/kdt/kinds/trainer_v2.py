@@ -86,6 +86,9 @@ class TrainJob(_Trainer):
                 detail.append(f"world size {f['world_size']}")
             if "master" in f:
                 detail.append(f"master {f['master']}")
+            if f.get("active_deadline"):
+                detail.append(f"failed by Trainer {f['active_deadline']} s after creation or resume "
+                              "(spec.activeDeadlineSeconds)")
             parts.append(", ".join(detail))
         return "; ".join(parts)
 
@@ -102,6 +105,10 @@ class TrainJob(_Trainer):
             for name in trainer:
                 i = as_int(name.rsplit("-", 1)[-1], 0)     # the completion index ends the hostname
                 out.append(f"  pod {name}: PET_NODE_RANK={i}, ranks {i * per_node}-{(i + 1) * per_node - 1}")
+        if e.facts.get("active_deadline"):
+            out.append(f"spec.activeDeadlineSeconds {e.facts['active_deadline']}: the JobSet carries no deadline; Trainer "
+                       "fails the TrainJob (reason DeadlineExceeded) and deletes this JobSet that many seconds after the "
+                       "TrainJob's creation or last resume (v2.3.0 pkg/controller/trainjob_controller.go reconcileDeadline)")
         if cfgs:
             out.append("TF_CONFIG is built by each pod at start (training/tfkit/cluster.py) from TF_JOBSET_NAME, "
                        "TF_REPLICATED_JOB, TF_JOB_INDEX (JobSet labels), TF_TASK_INDEX (completion index), "
