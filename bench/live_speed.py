@@ -42,8 +42,8 @@ def _up_once(name: str) -> tuple[float, dict]:
     try:
         if up.returncode != 0:
             raise SystemExit(f"live_speed: kdt cluster up failed: {up.stderr.strip().splitlines()[-1:]}")
-        from kdt.live.daemon import clusters_root, state_of
-        state = state_of(clusters_root() / name) or {}
+        from kdt.live import kept
+        state = kept.state(name) or {}
         return wall, state
     finally:
         subprocess.run([*KDT, "cluster", "down", "--name", name], capture_output=True, env=env, cwd=REPO, timeout=120)

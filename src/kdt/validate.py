@@ -171,7 +171,7 @@ def _server_side_nulls(doc: Document, ks: schemas.KindSchema, others=(), found: 
     """A null that `kubectl create` and client-side `kubectl apply` drop (the API server prunes it as it decodes
     the body) but server-side apply keeps, so the API server refuses it (kdt.schemas.crds: measured on Kubernetes
     v1.36.3 against both ways, tests/live/test_live_judge.py): naming server-side apply, with the API server's
-    words; an error where the repository applies server-side (`apply`: the cluster file's, kdt.cluster), a
+    words; an error where the repository applies server-side (`apply`: the cluster file's, kdt.cluster_file), a
     warning where it applies client-side, which drops the null. Where several CRDs of the kind meet, only a null
     every one of them refuses."""
     if not getattr(ks.admit, "prunes", False) or not crds.has_null(doc.data):
@@ -342,7 +342,7 @@ def validate_documents(docs: Iterable[Document], kubernetes_version: str = versi
                        training_operator: str = versions.TRAINING_OPERATOR_DEFAULT,
                        apply: str = "server-side") -> list[Finding]:
     """Every schema finding of every document (documents that are not mappings are the loader's findings).
-    `apply`: how the documents are applied (kdt.cluster APPLY_MODES): a null only server-side apply keeps is an
+    `apply`: how the documents are applied (kdt.cluster_file.APPLY_MODES): a null only server-side apply keeps is an
     error for server-side, a warning for client-side.
 
     `crds`: files and folders of CustomResourceDefinitions whose kinds get schemas too (kdt.schemas.crds);

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from kdt import cluster
+from kdt import cluster_file as cluster
 from kdt.documents import load_stream
 from kdt.errors import UsageError
 from kdt.findings import ERROR, WARNING

@@ -139,7 +139,7 @@ def test_runtime_refs_resolve_across_the_files_of_a_run(lint_cli, tmp_path):
 def test_a_runtime_the_cluster_file_declares_is_found_and_one_missing_says_how_to_provide_it(tmp_path):
     """#55: a TrainJob whose runtime is in neither the input nor the cluster file: one line naming the runtime and
     how to provide it; a runtime among the cluster file's `objects` (what the cluster has) resolves it."""
-    from kdt import cluster
+    from kdt import cluster_file as cluster
     (tmp_path / "job.yaml").write_text(TRAINJOB)
     docs, _ = load_paths([str(tmp_path / "job.yaml")])
     (tmp_path / "kdt-cluster.yaml").write_text("objects: []\n")

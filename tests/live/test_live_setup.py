@@ -166,21 +166,26 @@ def test_every_live_run_ends_with_what_the_server_judged():
 
 
 def test_a_kept_control_plane_is_reused_only_with_the_same_releases_and_cluster_file(tmp_path, monkeypatch):
-    """`--live` attaches to what `kdt cluster up` keeps when its releases and cluster file are the run's."""
+    """`--live` attaches to what `kdt cluster up` keeps when its releases and cluster file are the run's, and
+    not to one a test session owns unless $KDT_LIVE_CLUSTER names it."""
     import json as _json
     import os as _os
 
-    from kdt import cluster as cluster_file
-    from kdt.live import daemon
-    monkeypatch.setattr(daemon, "clusters_root", lambda: tmp_path)
+    from kdt import cluster_file
+    from kdt.live import kept
+    monkeypatch.setenv("KDT_LIVE_DIR", str(tmp_path))
+    monkeypatch.delenv("KDT_LIVE_CLUSTER", raising=False)
     fp = cluster_file.load().fingerprint
-    for name, trainer, f in (("other", "2.1", fp), ("stale", "2.3", "0" * 16), ("mine", "2.3", fp)):
-        (tmp_path / name).mkdir()
-        (tmp_path / name / "state.json").write_text(_json.dumps({
+    for name, trainer, f, owner in (("other", "2.1", fp, None), ("stale", "2.3", "0" * 16, None),
+                                    ("a-test", "2.3", fp, 1), ("mine", "2.3", fp, None)):
+        (tmp_path / "clusters" / name).mkdir(parents=True)
+        (tmp_path / "clusters" / name / "state.json").write_text(_json.dumps({
             "pid": _os.getpid(), "trainer": trainer, "training_operator": versions.TRAINING_OPERATOR_DEFAULT,
-            "cluster_file": f, "kubeconfig": "k", "components": {}}))
-    assert daemon.kept("2.3", versions.TRAINING_OPERATOR_DEFAULT, fp)[0] == "mine"
-    assert daemon.kept("2.1", versions.TRAINING_OPERATOR_DEFAULT, "f" * 16) is None
-    (tmp_path / "gone").mkdir()
-    (tmp_path / "gone" / "state.json").write_text(_json.dumps({"pid": 0, "trainer": "2.1"}))
-    assert daemon.kept("2.1", versions.TRAINING_OPERATOR_DEFAULT, fp)[0] == "other"
+            "cluster_file": f, "kubeconfig": "k", "components": {}, "owner": owner}))
+    assert kept.find("2.3", versions.TRAINING_OPERATOR_DEFAULT, fp)[0] == "mine"
+    assert kept.find("2.1", versions.TRAINING_OPERATOR_DEFAULT, "f" * 16) is None
+    (tmp_path / "clusters" / "gone").mkdir()
+    (tmp_path / "clusters" / "gone" / "state.json").write_text(_json.dumps({"pid": 0, "trainer": "2.1"}))
+    assert kept.find("2.1", versions.TRAINING_OPERATOR_DEFAULT, fp)[0] == "other"
+    monkeypatch.setenv("KDT_LIVE_CLUSTER", "a-test")
+    assert kept.find("2.3", versions.TRAINING_OPERATOR_DEFAULT, fp)[0] == "a-test"

@@ -90,7 +90,7 @@ def main(argv=None) -> int:
     add_live_arg(p)
     args = p.parse_args(argv)
     if args.apply is None:
-        from ..cluster import load as load_cluster
+        from ..cluster_file import load as load_cluster
         args.apply = load_cluster().apply
     k8s = args.kubernetes_version
     crds = tuple(args.crd)

@@ -7,15 +7,15 @@ other (file, document, line, path) with the API server's own message.
   of kdt.live.judge.EXPLAINED explains, or one side has an object the other lacks.
 
 A control plane `kdt cluster up` keeps with the releases a unit needs, started from the same cluster file,
-is used instead of starting one (kdt.live.daemon.kept); each unit is judged in a namespace of its own
-(named after this process), removed after. Every run ends with one line on `stream` of what the server
-judged: documents judged, accepted, refused, and those not judged with why (`summary`).
+is used instead of starting one (kdt.live.judge.execute, kdt.live.kept.find). Every run ends with one line on
+`stream` of what the server judged: documents judged, accepted, refused, and those not judged with why
+(`summary`). A TrainJob whose runtime is nowhere gets the line offline lint gives (`_hint`); a refusal that is
+only a null server-side apply keeps is a warning where the cluster file says the repository applies
+client-side (`_server_side_only`).
 """
 from __future__ import annotations
 
-import os
 import sys
-from contextlib import contextmanager
 
 from .. import findings as F
 
@@ -25,71 +25,63 @@ PREVIEW = "live-preview"
 
 def findings(groups, admission: bool = True, preview: bool = True, trainer_version: str | None = None,
              stream=sys.stderr) -> list[F.Finding]:
-    """groups: (kdt.targets.Target, documents) pairs, each judged at the Trainer release it is checked for
-    (`trainer_version`, else its marker, the repository's pin or its shape: kdt.trainer_release.decide).
-    Starts one control plane per release (kdt.live.cluster; building what is missing); the findings."""
+    """groups: (kdt.targets.Target, documents) pairs, judged as `kdt.live.judge.plan` and `execute` judge them
+    (each at the Trainer release it is checked for: `trainer_version`, else its marker, the repository's pin or
+    its shape; at the default Training Operator release); the findings."""
     from types import SimpleNamespace
 
-    from .. import cluster as cluster_file
-    from .. import trainer_release
-    from ..versions import TRAINER_DEFAULT
-    from . import releases as R
-    from .admission import units
-    from .judge import cleanup, judge
-    from .verdicts import ours
-    cfile = cluster_file.load()
+    from .. import cluster_file
+    from ..versions import TRAINING_OPERATOR_DEFAULT
+    from . import judge
+    rendered = [SimpleNamespace(ok=True, target=t, documents=docs) for t, docs in groups if docs]
+    jobs = judge.plan(rendered, training_operators=(TRAINING_OPERATOR_DEFAULT,), cluster_file=cluster_file.load(),
+                      trainer_version=trainer_version)
     out: list[F.Finding] = []
     admissions: list = []
-    rendered = [SimpleNamespace(ok=True, target=t, documents=docs) for t, docs in groups if docs]
-    by_release: dict = {}
-    for unit in units(rendered, lambda t, docs: trainer_release.decide(t, docs, trainer_version).release,
-                      None if trainer_version else lambda docs: getattr(trainer_release.shape(docs), "release", None)):
-        by_release.setdefault(unit.release or TRAINER_DEFAULT, []).append(unit)
-    for rel, us in by_release.items():
-        rs = R.ReleaseSet(trainer=rel)
-        with _control_plane(rs, cfile, stream) as c:
-            for n, unit in enumerate(us):
-                verdicts: dict = {}
-                for r in unit.targets:     # each target's own verdicts, references resolved across its unit
-                    verdicts.update(ours(r.documents, rel, rs.training_operator, cfile,
-                                         run_docs=unit.documents if len(unit.targets) > 1 else None))
-                res = judge(c, unit.name, unit.documents, rel, verdicts, namespace=f"kdt-live-{os.getpid()}-{n}",
-                            options=cfile.options)
-                cleanup(c, res)
-                admissions.extend(res.admissions)
-                docs = unit.documents
-                if admission:
-                    for a in res.admissions:
-                        if a.skipped:
-                            continue
-                        if a.refused and cfile.apply == "client-side" and _server_side_only(a):
-                            out.append(a.doc.finding(ADMISSION, f"refused applied server-side, as the judge applies "
-                                                                f"(Kubernetes {R.KUBERNETES}): {a.refused}; this "
-                                                                "repository applies client-side (.kdt-cluster.yaml "
-                                                                "apply), which drops the null", level=F.WARNING))
-                        elif a.refused and _hint(a, cfile):
-                            out.append(a.doc.finding(ADMISSION, f"{_hint(a, cfile)} (Trainer {rel}'s webhook: "
-                                                                f"{' '.join(a.refused.split())})"))
-                        elif a.refused:
-                            out.append(a.doc.finding(ADMISSION, f"the API server refuses it (Kubernetes {R.KUBERNETES}, "
-                                                                f"Trainer {rel}): {a.refused}"))
-                        elif a.ours:
-                            out.append(a.doc.finding(ADMISSION, f"kdt refuses what the API server and the operators' "
-                                                                f"webhooks accept (Kubernetes {R.KUBERNETES}, Trainer "
-                                                                f"{rel}): {a.ours[0].rule}", level=F.WARNING))
-                if preview:
-                    first = next((d for d in docs if isinstance(d.data, dict)), docs[0])
-                    for d in res.unexplained:
-                        out.append(first.finding(PREVIEW, f"{d.kind} {d.name} {d.path}: the merge preview shows "
-                                                          f"{d.preview!r}, the operators create {d.live!r}",
-                                                 level=F.WARNING))
-                    for m in res.missing:
-                        out.append(first.finding(PREVIEW, f"{m}: in the merge preview, not created by the operators",
-                                                 level=F.WARNING))
-                    for x in res.extra:
-                        out.append(first.finding(PREVIEW, f"{x}: created by the operators, not in the merge preview",
-                                                 level=F.WARNING))
-    print(summary(admissions, sum(isinstance(d.data, dict) for _, docs in groups for d in docs)), file=stream, flush=True)
+    for job, res in judge.execute(jobs, stream):
+        admissions += res.admissions
+        if admission:
+            out += _admission(res, job.cluster_file)
+        if preview:
+            out += _preview(job.unit.documents, res)
+    print(summary(admissions, sum(isinstance(d.data, dict) for _, docs in groups for d in docs)), file=stream,
+          flush=True)
+    return out
+
+
+def _admission(res, cfile) -> list[F.Finding]:
+    from . import releases as R
+    out = []
+    for a in res.admissions:
+        if a.skipped:
+            continue
+        if a.refused and getattr(cfile, "apply", "client-side") == "client-side" and _server_side_only(a):
+            out.append(a.doc.finding(ADMISSION, f"refused applied server-side, as the judge applies (Kubernetes "
+                                                f"{R.KUBERNETES}): {a.refused}; this repository applies client-side "
+                                                "(.kdt-cluster.yaml apply), which drops the null", level=F.WARNING))
+        elif a.refused and _hint(a, cfile):
+            out.append(a.doc.finding(ADMISSION, f"{_hint(a, cfile)} (Trainer {res.release}'s webhook: "
+                                                f"{' '.join(a.refused.split())})"))
+        elif a.refused:
+            out.append(a.doc.finding(ADMISSION, f"the API server refuses it (Kubernetes {R.KUBERNETES}, "
+                                                f"Trainer {res.release}): {a.refused}"))
+        elif a.ours:
+            out.append(a.doc.finding(ADMISSION, f"kdt refuses what the API server and the operators' "
+                                                f"webhooks accept (Kubernetes {R.KUBERNETES}, Trainer "
+                                                f"{res.release}): {a.ours[0].rule}", level=F.WARNING))
+    return out
+
+
+def _preview(docs, res) -> list[F.Finding]:
+    out = []
+    first = next((d for d in docs if isinstance(d.data, dict)), docs[0])
+    for d in res.unexplained:
+        out.append(first.finding(PREVIEW, f"{d.kind} {d.name} {d.path}: the merge preview shows "
+                                          f"{d.preview!r}, the operators create {d.live!r}", level=F.WARNING))
+    for m in res.missing:
+        out.append(first.finding(PREVIEW, f"{m}: in the merge preview, not created by the operators", level=F.WARNING))
+    for x in res.extra:
+        out.append(first.finding(PREVIEW, f"{x}: created by the operators, not in the merge preview", level=F.WARNING))
     return out
 
 
@@ -110,24 +102,8 @@ def _hint(a, cfile) -> str:
     if data.get("kind") != TV2.TRAINJOB or TV2.MISSING_RUNTIME_MESSAGE not in (a.refused or ""):
         return ""
     ref = (data.get("spec") or {}).get("runtimeRef") or {}
-    return TV2.missing_runtime(ref.get("kind") or TV2.DEFAULT_RUNTIME_KIND, str(ref.get("name")), cfile.file)
-
-
-@contextmanager
-def _control_plane(rs, cfile, stream):
-    """The control plane `kdt cluster up` keeps with `rs`'s releases and this cluster file, attached; else one
-    started for this run (and stopped after)."""
-    from . import daemon
-    from .cluster import Cluster, attach
-    found = daemon.kept(rs.trainer, rs.training_operator, cfile.fingerprint)
-    if found:
-        name, st = found
-        print(f"live: judging on the control plane `kdt cluster up --name {name}` keeps ({rs.name})",
-              file=stream, flush=True)
-        yield attach(st, stream)
-        return
-    with Cluster.start(rs, stream=stream, cluster_file=cfile) as c:
-        yield c
+    return TV2.missing_runtime(ref.get("kind") or TV2.DEFAULT_RUNTIME_KIND, str(ref.get("name")),
+                               getattr(cfile, "file", "") or "")
 
 
 def summary(admissions: list, documents: int | None = None) -> str:

@@ -3,7 +3,7 @@
     python -m kdt.live.daemon FOLDER TRAINER TRAINING_OPERATOR
 
 It starts the control plane in FOLDER/run (every component its child, killed by the kernel if this
-process dies: kdt.live.cluster), writes FOLDER/state.json once ready, and on SIGTERM or SIGINT (or when the
+process dies: kdt.live.controlplane), writes FOLDER/state.json once ready, and on SIGTERM or SIGINT (or when the
 process KDT_LIVE_OWNER_PID names is gone: a test session that owns it) stops every component, removes the state and exits 0. A component that dies ends the daemon (exit 1) with its
 name in FOLDER/daemon.log, so `kdt cluster status` reports it and the next `up` starts clean.
 """
@@ -16,53 +16,14 @@ import sys
 import time
 from pathlib import Path
 
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return True
-
-
-def clusters_root() -> Path:
-    """Where `kdt cluster up --name NAME` keeps each control plane: <cache>/clusters/NAME."""
-    from . import build
-    return build.cache_root() / "clusters"
-
-
-def state_of(folder: Path) -> dict | None:
-    """The state a running daemon wrote (None: none, or its daemon is gone)."""
-    try:
-        st = json.loads((folder / "state.json").read_text())
-    except (OSError, ValueError):
-        return None
-    return st if isinstance(st, dict) and alive(int(st.get("pid", 0))) else None
-
-
-def kept(trainer: str, training_operator: str, fingerprint: str) -> tuple[str, dict] | None:
-    """A running control plane `kdt cluster up` keeps with these releases, started from the same cluster file
-    (kdt.cluster.Cluster.fingerprint): (its name, its state); `default` first, then by name."""
-    root = clusters_root()
-    try:
-        names = sorted((p.name for p in root.iterdir() if p.is_dir()), key=lambda n: (n != "default", n))
-    except OSError:
-        return None
-    for name in names:
-        st = state_of(root / name)
-        if st and st.get("trainer") == trainer and st.get("training_operator") == training_operator \
-                and st.get("cluster_file") == fingerprint:
-            return name, st
-    return None
+from .kept import alive
 
 
 def main(argv: list[str]) -> int:
     from ..errors import UsageError
-    from .. import cluster as cluster_file
+    from .. import cluster_file
     from . import releases as R
-    from .cluster import Cluster
+    from .controlplane import Cluster
     folder, trainer, to = Path(argv[0]), argv[1], argv[2]
     operators = "--control-plane-only" not in argv[3:]
     state = folder / "state.json"
@@ -83,6 +44,7 @@ def main(argv: list[str]) -> int:
                                    "training_operator": to if operators else None, "ports": c.ports,
                                    "components": {p.name: p.popen.pid for p in c.procs},
                                    "cluster_file": cfile.fingerprint,
+                                   "owner": int(os.environ.get("KDT_LIVE_OWNER_PID") or 0) or None,
                                    "installed": sorted(list(k) for k in c.installed),
                                    "started_s": round(c.started_s, 1), "timeline": c.timeline}, indent=1))
         os.replace(tmp, state)

@@ -97,7 +97,7 @@ class Cluster:
     def fingerprint(self) -> str:
         """What a control plane started from this declaration depends on (the file's settings, the init
         template's text, every file of `objects`), as a digest: `--live` reuses a control plane `kdt cluster up`
-        keeps only when it was started from the same (kdt.live.daemon.kept)."""
+        keeps only when it was started from the same (kdt.live.kept.find)."""
         import hashlib
         h = hashlib.sha256(repr((self.file, self.pytorch_init, self.pytorch_init.text, self.gang_scheduler,
                                  self.gates, self.apply_mode, self.operators)).encode())
