@@ -61,6 +61,13 @@ def files(folder, pattern: str = "*.yaml") -> list[dict]:
 
 
 def crds(trainer: R.Component, jobset: R.Component, to: R.Component) -> list[dict]:
+    """Every CRD the control plane installs, read once per release set (megabytes of YAML: seconds to parse)
+    and kept as JSON (`_rendered`)."""
+    return _rendered("crds", f"{trainer.version} {jobset.version} {to.version} {versions.KUEUE} "
+                             f"{versions.SCHEDULER_PLUGINS}", lambda: _crds(trainer, jobset, to))
+
+
+def _crds(trainer: R.Component, jobset: R.Component, to: R.Component) -> list[dict]:
     t = build.module_dir(trainer.module, trainer.version)
     j = build.module_dir(jobset.module, jobset.version)
     o = build.module_dir(to.module, to.version)
