@@ -386,3 +386,6 @@ def runtime_snapshot(trainjob: dict, runtime: dict) -> dict:
                                    "controller": True, "blockOwnerDeletion": True}]
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": cm_meta,
             "data": {RUNTIME_SNAPSHOT_KEY: snapshot_yaml(runtime)}}
+
+# the status conditions (type, status True) that end a job: (succeeded, failed) (trainer v2.3.0 pkg/apis/trainer/v1alpha1 trainjob_types.go TrainJobComplete, TrainJobFailed)
+TRAINJOB_ENDS = ("Complete", "Failed")
