@@ -235,7 +235,7 @@ class Cluster(Client):
         self.say(f"starting Kubernetes {R.KUBERNETES} (etcd {R.ETCD})"
                  + (f" with {self.releases.name}" if operators else "") + f" in {self.folder}")
         self.mark("binaries found")
-        self.pki = pki.kept(self.folder / "pki")
+        self.pki = pki.kept(self.folder / "pki", build.cache_root() / "pki")
         self.mark("certificates made")
         for name in ("etcd", "etcd-peer", "apiserver"):
             self.ports[name] = free_port()

@@ -108,17 +108,16 @@ def ca_bundle(p) -> str:
     return base64.b64encode(p.ca.read_bytes()).decode()
 
 
-def kept(folder: Path) -> Pki:
-    """The certificates of a run in `folder`: a copy of the set made once per user and kept beside the built
-    binaries (made again when this module changes: its source is the key). Making them costs a dozen openssl
+def kept(folder: Path, cache: Path) -> Pki:
+    """The certificates of a run in `folder`: a copy of the set made once per user and kept in `cache` (beside
+    the built binaries; made again when this module changes: its source is the key). Making them costs a dozen openssl
     processes and five RSA keys, seconds on a loaded machine, at every start; the control plane lives on
     loopback only, as long as its run, so one CA per user serves every run as well as one per run."""
     import hashlib
     import tempfile
 
-    from .build import cache_root
     key = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
-    cached = cache_root() / "pki" / key
+    cached = cache / key
     if not (cached / "sa.pub").is_file():
         cached.parent.mkdir(parents=True, exist_ok=True)
         os.chmod(cached.parent, 0o700)
