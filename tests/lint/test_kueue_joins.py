@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from kdt import cluster, targets as T
+from kdt import cluster_file as cluster, targets as T
 from kdt.documents import load_stream
 from kdt.findings import ERROR, WARNING
 from kdt.lint import lint_documents, lint_target

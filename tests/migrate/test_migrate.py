@@ -189,7 +189,7 @@ def test_gang_scheduling_is_compared_as_the_jobs_gang(ddp):
     # without a gang scheduler the Training Operator ignores schedulingPolicy; the runtime's podGroupPolicy is Trainer's
     (gang,) = [d for d in ddp["2.3"].jobs[0].differences if d.path == ("job", "gang")]
     assert (gang.before, gang.after, gang.row) == (None, {"timeout": 120, "needs": "every pod"}, "gang")
-    from kdt.cluster import Cluster
+    from kdt.cluster_file import Cluster
     r = _one(FIX / "ddp.yaml", "2.3", cluster=Cluster(gang_scheduler="volcano"))
     assert r.unexplained == 0                          # its schedulerName and annotations: the job's gang, the same
     assert not [d for d in r.jobs[0].differences if "gang" in d.path or "schedulerName" in d.path]

@@ -35,6 +35,7 @@ class _Trainer(Kind):
 class TrainJob(_Trainer):
     kind = TV2.TRAINJOB
     role = JOB
+    ends = TV2.TRAINJOB_ENDS
 
     def reencodes(self, data: dict) -> bool:
         return TV2.webhook_reencodes(data)
@@ -170,6 +171,9 @@ def _plain_ml(job, docs) -> bool:
 
 class _Runtime(_Trainer):
     role = RUNTIME
+    # trainer v2.3.0 pkg/runtime/core/clustertrainingruntime.go and trainingruntime.go ("must be created before
+    # the TrainJob")
+    admission_reads = True
 
     def pod_templates(self, doc) -> Iterator[PodTemplate]:
         spec = as_dict(as_dict(as_dict(doc.data.get("spec")).get("template")).get("spec"))
@@ -186,6 +190,7 @@ class _Runtime(_Trainer):
 
 class TrainingRuntime(_Runtime):
     kind = TV2.TRAINING_RUNTIME
+    tier = 2
 
 
 class ClusterTrainingRuntime(_Runtime):
