@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kdt import cluster as CF
+from kdt import cluster_file as CF
 from kdt import versions
 from kdt.errors import UsageError
 from kdt.live import releases as R

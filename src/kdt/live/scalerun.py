@@ -311,11 +311,11 @@ def start_cluster(shape, stream, cluster_file=None, coscheduling: bool = True, o
     """A control plane of the default releases with Kueue, coscheduling and `shape`'s KWOK nodes; the
     repository's cluster file (.kdt-cluster.yaml) gives its objects and the Training Operator's flags. Without
     `operators`, their CRDs only (enough for a StatefulSet target)."""
-    from .. import cluster as CF
+    from .. import cluster_file as CF
     from . import install
     from . import releases as R
     from . import schedulers as S
-    from .cluster import Cluster
+    from .controlplane import Cluster
     cf = cluster_file if cluster_file is not None else CF.load()
     to_file = S.training_operator_cluster_file(cf) if coscheduling else S.dataclasses.replace(cf, object_paths=())
     rs = R.ReleaseSet()

@@ -1,6 +1,6 @@
 """The real schedulers on a live control plane: Kueue's manager, scheduler-plugins' coscheduling and KWOK's nodes.
 
-`start(cluster, cluster_file, shape)` adds to a running `kdt.live.cluster.Cluster`, as a user installs them:
+`start(cluster, cluster_file, shape)` adds to a running `kdt.live.controlplane.Cluster`, as a user installs them:
 
 - Kueue's manager (kdt.versions.KUEUE, built from `go/kueue-<version>`), out of cluster with a kubeconfig, its
   webhook server on 127.0.0.1 with the run's certificate (kdt.live.pki) and its webhook configurations
@@ -164,7 +164,7 @@ def kueue_config(port: int, certs: Path) -> str:
 
 def coscheduling_config(kubeconfig: Path) -> str:
     """The second scheduler's KubeSchedulerConfiguration (the chart's templates/configmap.yaml, Coscheduling
-    only; podInitialBackoffSeconds as kdt.live.cluster gives kube-scheduler)."""
+    only; podInitialBackoffSeconds as kdt.live.controlplane gives kube-scheduler)."""
     return json.dumps({
         "apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
         "clientConnection": {"kubeconfig": str(kubeconfig)}, "leaderElection": {"leaderElect": False},
@@ -200,7 +200,7 @@ def kueue_webhooks(port: int, bundle: str) -> list[dict]:
 def training_operator_cluster_file(cluster_file):
     """The repository's cluster file with the Training Operator's gang scheduler set to the second scheduler,
     and its objects left for `start` to apply once Kueue's webhooks answer."""
-    from ..cluster import Cluster as ClusterFile
+    from ..cluster_file import Cluster as ClusterFile
     base = cluster_file if cluster_file is not None else ClusterFile()
     return dataclasses.replace(base, gang_scheduler=SECOND_SCHEDULER, object_paths=())
 
@@ -208,7 +208,8 @@ def training_operator_cluster_file(cluster_file):
 def start(cluster, cluster_file, shape: Shape, coscheduling: bool = True) -> Facts:
     """Kueue, the coscheduling scheduler (unless `coscheduling` is False), KWOK, the cluster file's objects and
     the nodes, on `cluster`."""
-    from .cluster import ca_bundle, free_port
+    from .controlplane import free_port
+    from .pki import ca_bundle
     comps = {c.name: c for c in R.schedulers() if coscheduling or c.name != "scheduler-plugins"}
     bins = {name: build.operator(c, cluster.stream) for name, c in comps.items()}
     cluster.say(f"starting Kueue {versions.KUEUE}, scheduler-plugins {versions.SCHEDULER_PLUGINS} (coscheduling) "
@@ -237,7 +238,7 @@ def start(cluster, cluster_file, shape: Shape, coscheduling: bool = True) -> Fac
                             f"--manage-nodes-with-annotation-selector={KWOK_ANNOTATION[0]}={KWOK_ANNOTATION[1]}",
                             "--node-lease-duration-seconds=40", "--cidr=10.128.0.0/12"])
     cluster._wait(f"Kueue's webhook server (port {port})", lambda: cluster._tls_ready(port), 120, kueue)
-    install.apply(cluster, kueue_webhooks(port, ca_bundle(cluster)), f"Kueue {versions.KUEUE}'s webhook configurations")
+    install.apply(cluster, kueue_webhooks(port, ca_bundle(cluster.pki)), f"Kueue {versions.KUEUE}'s webhook configurations")
     _wait_kueue(cluster)
     objects = cluster_file.objects if cluster_file is not None else []
     # the namespaces the LocalQueues live in exist before them (deploy/argocd creates them with the apps)
