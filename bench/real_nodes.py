@@ -57,8 +57,8 @@ def main() -> int:
     args = p.parse_args()
     lack = realnodes.missing()
     if lack:
-        print("real nodes cannot start on this host: no " + "; no ".join(lack), file=sys.stderr)
-        return 2
+        print("real nodes cannot start on this host: no " + "; no ".join(lack) + " (nothing measured)")
+        return 0
     if args.cold:
         print(f"cold build of the node binaries (kubelet, kube-proxy, containerd + shim + ctr, 4 CNI plugins, "
               f"CoreDNS, crictl): {_cold():.0f} s")

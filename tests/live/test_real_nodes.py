@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -21,8 +22,11 @@ from kdt.live import oci, realnodes
 from kdt.live.cluster import Cluster
 from kdt.live.nodereasons import locate
 
+KDT = [sys.executable, "-m", "kdt"]
+
 ROOT_IMG = "kdt.local/busybox:root"
 USER_IMG = "kdt.local/busybox:user"
+APP = {"app/train.sh": b"#!/bin/sh\necho trained\n"}
 
 if realnodes.missing():
     pytest.skip("real nodes cannot start on this host: no " + "; no ".join(realnodes.missing()),
@@ -33,7 +37,7 @@ if realnodes.missing():
 def nodes(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("real")
     images = [oci.write(oci.busybox(ROOT_IMG), tmp / "root.tar"),
-              oci.write(oci.busybox(USER_IMG, user="1000:1000"), tmp / "user.tar")]
+              oci.write(oci.busybox(USER_IMG, user="1000:1000", extra=APP), tmp / "user.tar")]
     c = Cluster.start(folder=tmp / "cp", operators=False, service_cidr=realnodes.SERVICE_CIDR)
     try:
         n = realnodes.RealNodes(c, 2, images).start()
@@ -187,18 +191,85 @@ def test_a_killed_container_is_restarted_by_the_kubelet(nodes):
     assert last["exitCode"] == 137 and last["reason"] == "Error"
 
 
-def test_stopping_leaves_nothing(tmp_path):
-    """A second pair of nodes on its own control plane, stopped: no process, namespace, mount or cgroup of it
-    is left (the fixture's nodes are checked the same way by the session's end, in the report)."""
-    c = Cluster.start(folder=tmp_path / "cp", operators=False, service_cidr=realnodes.SERVICE_CIDR)
-    try:
-        n = realnodes.RealNodes(c, 1).start()
-        prefix, folder = n.prefix, str(n.folder)
-        assert prefix in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-        n.stop()
-    finally:
-        c.stop()
-    assert prefix not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    assert folder not in Path("/proc/self/mountinfo").read_text()
-    assert not list(Path("/sys/fs/cgroup/memory").glob(f"{prefix}-*"))
-    assert not [p for p in realnodes._pids_of(lambda pid, cmd: folder in cmd)]
+def _c(command: str, **extra) -> dict:
+    return {"name": "main", "image": USER_IMG, "imagePullPolicy": "Never", "command": ["sh", "-c", command], **extra}
+
+
+_CACHE = "mkdir -p /home/user/.cache/torch && echo ok > /home/user/.cache/torch/kernels && echo cached"
+_SHM = "dd if=/dev/zero of=/dev/shm/batch bs=1M count=96 2>&1 && echo shared"
+_OOM = "dd if=/dev/zero of=/dev/null bs=64M count=1 && echo fits"
+# (case, the broken pod's spec, its fixed twin's, what the kubelet reports of the broken one: exit code, reason,
+# a line of its log)
+HAZARDS = [
+    ("readonly-cache",
+     {"containers": [_c(_CACHE, securityContext={"readOnlyRootFilesystem": True})]},
+     {"volumes": [{"name": "cache", "emptyDir": {}}],
+      "containers": [_c(_CACHE, securityContext={"readOnlyRootFilesystem": True},
+                        volumeMounts=[{"name": "cache", "mountPath": "/home/user/.cache"}])]},
+     (1, "Error", "Read-only file system")),
+    ("small-shm",          # containerd's default /dev/shm is 64 MiB (internal/cri/server defaultShmSize)
+     {"containers": [_c(_SHM)]},
+     {"volumes": [{"name": "shm", "emptyDir": {"medium": "Memory"}}],
+      "containers": [_c(_SHM, volumeMounts=[{"name": "shm", "mountPath": "/dev/shm"}])]},
+     (1, "Error", "No space left on device")),
+    ("hidden-code",
+     {"volumes": [{"name": "data", "emptyDir": {}}],
+      "containers": [_c("sh /app/train.sh", volumeMounts=[{"name": "data", "mountPath": "/app"}])]},
+     {"volumes": [{"name": "data", "emptyDir": {}}],
+      "containers": [_c("sh /app/train.sh", volumeMounts=[{"name": "data", "mountPath": "/app/data"}])]},
+     (2, "Error", "can't open '/app/train.sh'")),
+    ("oom",
+     {"containers": [_c(_OOM, resources={"limits": {"memory": "32Mi"}})]},
+     {"containers": [_c(_OOM, resources={"limits": {"memory": "128Mi"}})]},
+     (137, "OOMKilled", None)),
+]
+
+
+@pytest.mark.parametrize("case,broken,fixed,expect", HAZARDS, ids=[h[0] for h in HAZARDS])
+def test_a_hazard_only_a_node_shows_and_its_fixed_twin(nodes, case, broken, fixed, expect):
+    _apply(nodes, _pod(f"{case}-broken", {"restartPolicy": "Never", **broken}),
+           _pod(f"{case}-fixed", {"restartPolicy": "Never", **fixed}))
+    pod = _wait(nodes, f"{case}-broken", lambda p: p.get("status", {}).get("phase") in ("Succeeded", "Failed"), 90)
+    term = pod["status"]["containerStatuses"][0]["state"]["terminated"]
+    code, reason, line = expect
+    log = _logs(nodes, f"{case}-broken")
+    assert (pod["status"]["phase"], term["exitCode"], term["reason"]) == ("Failed", code, reason), (term, log)
+    if line:
+        assert line in log, log
+    ok = _wait(nodes, f"{case}-fixed", lambda p: p.get("status", {}).get("phase") in ("Succeeded", "Failed"), 90)
+    assert ok["status"]["phase"] == "Succeeded", (ok["status"], _logs(nodes, f"{case}-fixed"))
+
+
+def _leftovers(prefix: str, folder: str) -> list[str]:
+    out = [ln for ln in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.splitlines()
+           if ln.startswith(prefix)]
+    out += [ln for ln in Path("/proc/self/mountinfo").read_text().splitlines() if folder in ln]
+    out += [str(p) for p in Path("/sys/fs/cgroup").glob(f"*/{prefix}-*")]
+    out += [f"pid {p}" for p in realnodes._pids_of(lambda pid, cmd: folder in cmd and "pytest" not in cmd)]
+    return out
+
+
+def test_cluster_up_with_a_real_node_and_nothing_left_when_its_owner_is_killed(tmp_path):
+    """`kdt cluster up --real-nodes 1`, then its daemon SIGKILLed: the reaper removes every namespace, mount,
+    cgroup and process; `down` says so and removes the folder."""
+    env = {**os.environ, "KDT_LIVE_DIR": str(tmp_path / "live")}
+    bins = Path(realnodes.build.cache_root()) / "bin"
+    (tmp_path / "live").mkdir()
+    (tmp_path / "live" / "bin").symlink_to(bins)         # the built binaries, not a new build
+    up = subprocess.run([*KDT, "cluster", "up", "--name", "rn", "--control-plane-only", "--real-nodes", "1"],
+                        capture_output=True, text=True, env=env, timeout=300)
+    assert up.returncode == 0, up.stderr[-2000:]
+    assert "1 real node(s) ready" in up.stderr
+    st = subprocess.run([*KDT, "cluster", "status", "--name", "rn"], capture_output=True, text=True, env=env)
+    assert "real nodes: node-1" in st.stdout and "kubelet-node-1" in st.stdout, st.stdout
+    folder = tmp_path / "live" / "clusters" / "rn"
+    prefix = realnodes.prefix_of(folder / "run")
+    nodes_folder = str(folder / "run" / "nodes")
+    assert _leftovers(prefix, nodes_folder)
+    os.kill(int((folder / "daemon.pid").read_text()), 9)
+    end = time.monotonic() + 60
+    while _leftovers(prefix, nodes_folder) and time.monotonic() < end:
+        time.sleep(0.5)
+    assert not _leftovers(prefix, nodes_folder)
+    down = subprocess.run([*KDT, "cluster", "down", "--name", "rn"], capture_output=True, text=True, env=env)
+    assert down.returncode == 0 and not folder.exists(), down.stderr

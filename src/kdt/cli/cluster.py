@@ -146,7 +146,8 @@ def status(args) -> int:
         return 1 if last else 0
     dead = [n for n, pid in st["components"].items() if not _alive(pid)]
     print(f"live: {args.name}: up, Trainer {st['trainer']}, Training Operator {st['training_operator']}, "
-          f"{st['server']}; KUBECONFIG={st['kubeconfig']}")
+          f"{st['server']}; KUBECONFIG={st['kubeconfig']}"
+          + (f"; real nodes: {', '.join(st['real_nodes'])}" if st.get("real_nodes") else ""))
     for n, pid in st["components"].items():
         print(f"  {n:26} pid {pid:<8} {'running' if _alive(pid) else 'EXITED'}")
     return 1 if dead else 0

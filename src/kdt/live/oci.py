@@ -99,7 +99,7 @@ def write(img: Image, out: Path) -> Path:
     return out
 
 
-def busybox(ref: str, user: str = "", busybox_path: str = "/bin/busybox") -> Image:
+def busybox(ref: str, user: str = "", busybox_path: str = "/bin/busybox", extra: dict | None = None) -> Image:
     """Debian's busybox-static as a whole userland (/bin/sh, sleep, cat, ...: busybox's applets as links)."""
     exe = Path(busybox_path)
     if not exe.is_file():
@@ -113,6 +113,9 @@ def busybox(ref: str, user: str = "", busybox_path: str = "/bin/busybox") -> Ima
     for n in names:
         if n != "busybox":
             img.links[f"bin/{n}"] = "busybox"
+    for path, data in (extra or {}).items():       # e.g. {"app/train.sh": b"..."}: the image's own code
+        img.dirs.setdefault(path.rsplit("/", 1)[0], 0o755)
+        img.files[path] = (data, 0o755)
     return img
 
 

@@ -346,6 +346,8 @@ class RealNodes:
                           "ranges": [[{"subnet": n.pod_cidr}]], "routes": [{"dst": ALL}]}},
                 {"type": "portmap", "capabilities": {"portMappings": True}}]}, indent=1))
         cfg = n.folder / "containerd.toml"
+        # version 3: containerd v2.4.2 migrates it (a warning); written as version 4 the same file left containerd
+        # without its socket on this host
         cfg.write_text(f"""version = 3
 root = "{n.folder / 'root'}"
 state = "{n.folder / 'state'}"
