@@ -225,7 +225,7 @@ def node_set(s: R.NodeSet, stream=sys.stderr) -> dict[str, Path]:
     if not (module / "go.mod").is_file():
         raise UsageError(f"no Go module pins {s.name} {s.version} ({module}); scripts/gen_live_modules.py writes it")
     h = hashlib.sha256((module / "go.mod").read_bytes() + (module / "go.sum").read_bytes()
-                       + s.tags.encode()).hexdigest()[:12]
+                       + s.tags.encode() + s.ldflags.encode()).hexdigest()[:12]
     folder = cache_root() / "bin" / f"{s.name}-{s.version}-{h}-{go_version()}"
     out = {b: folder / b for b in s.binaries}
     if all(p.is_file() for p in out.values()):
@@ -234,7 +234,9 @@ def node_set(s: R.NodeSet, stream=sys.stderr) -> dict[str, Path]:
     tmp.mkdir(parents=True, exist_ok=True)
     env = go_env()
     env["CGO_ENABLED"] = "1" if s.cgo else "0"
-    _go(["build", "-v", "-trimpath", "-p", _parallel(), "-ldflags", "-s -w", *(["-tags", s.tags] if s.tags else []),
+    ldflags = ("-s -w " + s.ldflags.format(version=s.version)).strip()
+    _go(["build", "-v", "-trimpath", "-p", _parallel(), "-ldflags", ldflags,
+         *(["-tags", s.tags] if s.tags else []),
          "-o", str(tmp) + "/", *s.packages], module, f"{s.name} {s.version}", env, stream)
     _link(folder, tmp, s.binaries)
     return out

@@ -468,6 +468,24 @@ state = "{n.folder / 'state'}"
         for n in self.nodes:
             self.cluster.kubectl("patch", "node", n.name, "--subresource=status", "--type=merge", "-p", patch)
 
+    def logs(self, pod: dict, container: str, attempt: int | None = None) -> str:
+        """A container's output as the kubelet kept it (`<podLogsDirectory>/<ns>_<pod>_<uid>/<container>/<n>.log`,
+        CRI log lines `<time> <stream> <F|P> <text>`), read from the node's folder: `kubectl logs` would have
+        the API server dial the kubelet, which the host cannot reach (the nodes' network is theirs)."""
+        meta = pod["metadata"]
+        node = next(n for n in self.nodes if n.name == pod["spec"].get("nodeName"))
+        folder = node.folder / "pod-logs" / f"{meta['namespace']}_{meta['name']}_{meta['uid']}" / container
+        files = sorted(folder.glob("*.log"), key=lambda p: int(p.stem) if p.stem.isdigit() else -1)
+        if attempt is not None:
+            files = [f for f in files if f.stem == str(attempt)]
+        out = []
+        for f in files[-1:]:
+            for line in f.read_text(errors="replace").splitlines():
+                parts = line.split(" ", 3)
+                if len(parts) == 4:
+                    out.append(parts[3] + ("\n" if parts[2] == "F" else ""))
+        return "".join(out)
+
     # -- watch and stop -------------------------------------------------------------------------------
     def check(self) -> None:
         from .cluster import ComponentFailed

@@ -68,6 +68,7 @@ class NodeSet:
     packages: tuple[str, ...]
     tags: str = ""
     cgo: bool = True
+    ldflags: str = ""                 # -X version stamps, as the release's Makefile sets them ({version})
 
     @property
     def binaries(self) -> tuple[str, ...]:
@@ -80,7 +81,8 @@ NODE_SETS = (
     # cmd/containerd, its runc shim and ctr (the image import); tags as containerd's Makefile builds its
     # release, btrfs left out (a cgo snapshotter needing btrfs headers; the node uses overlayfs).
     NodeSet("containerd", _CTRD, "v2.4.2", (f"{_CTRD}/cmd/containerd", f"{_CTRD}/cmd/containerd-shim-runc-v2",
-                                            f"{_CTRD}/cmd/ctr"), "urfave_cli_no_docs no_btrfs", cgo=False),
+                                            f"{_CTRD}/cmd/ctr"), "urfave_cli_no_docs no_btrfs", cgo=False,
+            ldflags="-X " + _CTRD + "/version.Version={version}"),
     NodeSet("cni-plugins", _CNI, "v1.10.0", (f"{_CNI}/plugins/main/bridge", f"{_CNI}/plugins/ipam/host-local",
                                              f"{_CNI}/plugins/main/loopback", f"{_CNI}/plugins/meta/portmap"),
             cgo=False),
