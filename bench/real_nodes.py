@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from kdt.live import build, oci, realnodes  # noqa: E402
-from kdt.live.cluster import Cluster  # noqa: E402
+from kdt.live.controlplane import Cluster  # noqa: E402
 
 
 def _cold() -> float:

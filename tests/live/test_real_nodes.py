@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from kdt.live import oci, realnodes
-from kdt.live.cluster import Cluster
+from kdt.live.controlplane import Cluster
 from kdt.live.nodereasons import locate
 
 KDT = [sys.executable, "-m", "kdt"]

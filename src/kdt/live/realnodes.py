@@ -215,12 +215,12 @@ class Node:
 
 @dataclass
 class RealNodes:
-    cluster: object                       # kdt.live.cluster.Cluster (started)
+    cluster: object                       # kdt.live.controlplane.Cluster (started)
     count: int = 2
     images: list = field(default_factory=list)     # OCI archives to import into every node
     stream: object = sys.stderr
     nodes: list = field(default_factory=list)
-    procs: list = field(default_factory=list)      # kdt.live.cluster.Proc
+    procs: list = field(default_factory=list)      # kdt.live.controlplane.Proc
     forwarders: list = field(default_factory=list)
     started_s: float = 0.0
 
@@ -322,7 +322,7 @@ class RealNodes:
         return out
 
     def _spawn(self, name: str, netns: str, argv: list, env: dict | None = None):
-        from .cluster import Proc, _die_with_parent
+        from .controlplane import Proc, _die_with_parent
         logs = self.cluster.folder / "logs"
         logs.mkdir(parents=True, exist_ok=True)
         log = logs / f"{name}.log"
@@ -488,7 +488,7 @@ state = "{n.folder / 'state'}"
 
     # -- watch and stop -------------------------------------------------------------------------------
     def check(self) -> None:
-        from .cluster import ComponentFailed
+        from .controlplane import ComponentFailed
         for p in self.procs:
             rc = p.popen.poll()
             if rc is not None:
