@@ -182,7 +182,7 @@ def test_a_killed_container_is_restarted_by_the_kubelet(nodes):
     pod = _wait(nodes, "killed", _phase("Running"))
     node = next(x for x in nodes.nodes if x.name == pod["spec"]["nodeName"])
     cid = pod["status"]["containerStatuses"][0]["containerID"].split("//")[1]
-    state = json.loads(subprocess.run(["runc", "--root", str(node.folder / "runc"), "state", cid],
+    state = json.loads(subprocess.run(["runc", "--root", str(node.folder / "runc" / "k8s.io"), "state", cid],
                                       capture_output=True, text=True, check=True).stdout)
     os.kill(state["pid"], 9)
     pod = _wait(nodes, "killed", lambda p: p["status"]["containerStatuses"][0].get("restartCount", 0) >= 1
@@ -246,6 +246,7 @@ def _leftovers(prefix: str, folder: str) -> list[str]:
     out += [ln for ln in Path("/proc/self/mountinfo").read_text().splitlines() if folder in ln]
     out += [str(p) for p in Path("/sys/fs/cgroup").glob(f"*/{prefix}-*")]
     out += [f"pid {p}" for p in realnodes._pids_of(lambda pid, cmd: folder in cmd and "pytest" not in cmd)]
+    out += [folder] if Path(folder).exists() else []
     return out
 
 
@@ -264,7 +265,7 @@ def test_cluster_up_with_a_real_node_and_nothing_left_when_its_owner_is_killed(t
     assert "real nodes: node-1" in st.stdout and "kubelet-node-1" in st.stdout, st.stdout
     folder = tmp_path / "live" / "clusters" / "rn"
     prefix = realnodes.prefix_of(folder / "run")
-    nodes_folder = str(folder / "run" / "nodes")
+    nodes_folder = str(realnodes.nodes_folder(folder / "run"))
     assert _leftovers(prefix, nodes_folder)
     os.kill(int((folder / "daemon.pid").read_text()), 9)
     end = time.monotonic() + 60

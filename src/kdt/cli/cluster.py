@@ -105,7 +105,7 @@ def down(args) -> int:
             os.killpg(pid, signal.SIGKILL)
     existed = folder.exists()
     from ..live import realnodes
-    record = folder / "run" / "nodes" / "real-nodes.json"
+    record = realnodes.record_of(folder / "run")
     for what in realnodes.teardown(record) if record.is_file() else []:
         print(f"live: removed what real nodes left: {what}", file=sys.stderr)
     shutil.rmtree(folder, ignore_errors=True)

@@ -6,7 +6,7 @@
 
 What one start makes, every piece named by the run's prefix (`kdt-<hash>`) and removed by `stop()`, by the
 reaper when the process that started them dies (`python -m kdt.live.realnodes reap`), and by `kdt cluster
-down` from the record it leaves (`<folder>/real-nodes.json`):
+down` from the record it leaves (`/var/lib/kdt/<prefix>/real-nodes.json`, kdt.live.realnodes.nodes_folder):
 - a fabric network namespace `<prefix>-fab` holding the bridge `br0` (100.64.0.254/24: CoreDNS answers
   there) and, per node i, a network namespace `<prefix>-n<i>` joined to it by a veth (`eth0`, 100.64.0.i);
   the node forwards to the other nodes' pod ranges (100.65.<j>.0/24 via 100.64.0.j); no namespace has a
@@ -72,6 +72,17 @@ class NodeFailed(UsageError):
 
 def prefix_of(folder: Path) -> str:
     return "kdt-" + hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:6]
+
+
+def nodes_folder(cluster_folder: Path) -> Path:
+    """The nodes' own folder: `$KDT_NODES_DIR` (default /var/lib/kdt) / <prefix>. A short path, not under the
+    control plane's folder: the kubelet and containerd make unix sockets under it (pod-resources,
+    containerd.sock.ttrpc), and a socket's path is at most 107 bytes."""
+    return Path(os.environ.get("KDT_NODES_DIR") or "/var/lib/kdt") / prefix_of(cluster_folder)
+
+
+def record_of(cluster_folder: Path) -> Path:
+    return nodes_folder(cluster_folder) / "real-nodes.json"
 
 
 # -- what a host needs ---------------------------------------------------------------------------------
@@ -226,7 +237,7 @@ class RealNodes:
 
     @property
     def folder(self) -> Path:
-        return self.cluster.folder / "nodes"
+        return nodes_folder(self.cluster.folder)
 
     @property
     def prefix(self) -> str:
@@ -283,7 +294,8 @@ class RealNodes:
 
     def _reaper(self) -> None:
         """A process of its own session that removes everything once this one is gone (SIGKILL included)."""
-        log = open(self.folder / "reaper.log", "ab")
+        (self.cluster.folder / "logs").mkdir(parents=True, exist_ok=True)
+        log = open(self.cluster.folder / "logs" / "reaper.log", "ab")
         subprocess.Popen([sys.executable, "-m", "kdt.live.realnodes", "reap", str(self.record), str(os.getpid())],
                          stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
                          env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)})
@@ -308,6 +320,7 @@ class RealNodes:
             for m in self.nodes:
                 if m is not n:
                     _run("ip", "-n", n.netns, "route", "add", m.pod_cidr, "via", m.ip)
+            _run("ip", "-n", fab, "route", "add", n.pod_cidr, "via", n.ip)      # CoreDNS's replies to the pods
         port = self.cluster.ports["apiserver"]
         for ns in [fab] + [n.netns for n in self.nodes]:
             self.forwarders.append(Forwarder(ns, port))
@@ -408,7 +421,7 @@ state = "{n.folder / 'state'}"
         cfg.write_text(json.dumps({
             "apiVersion": "kubelet.config.k8s.io/v1beta1", "kind": "KubeletConfiguration",
             "failCgroupV1": False, "failSwapOn": False, "cgroupDriver": "cgroupfs", "cgroupRoot": n.cgroup,
-            "containerRuntimeEndpoint": f"unix://{n.sock}", "podLogsDirectory": str(n.folder / "pod-logs"),
+            "containerRuntimeEndpoint": f"unix://{n.sock}", "podLogsDir": str(n.folder / "pod-logs"),
             "authentication": {"anonymous": {"enabled": True}, "webhook": {"enabled": False}},
             "authorization": {"mode": "AlwaysAllow"}, "readOnlyPort": 0, "healthzBindAddress": "127.0.0.1",
             "clusterDNS": [DNS_IP], "clusterDomain": "cluster.local", "resolvConf": str(resolv),
@@ -469,7 +482,7 @@ state = "{n.folder / 'state'}"
             self.cluster.kubectl("patch", "node", n.name, "--subresource=status", "--type=merge", "-p", patch)
 
     def logs(self, pod: dict, container: str, attempt: int | None = None) -> str:
-        """A container's output as the kubelet kept it (`<podLogsDirectory>/<ns>_<pod>_<uid>/<container>/<n>.log`,
+        """A container's output as the kubelet kept it (`<podLogsDir>/<ns>_<pod>_<uid>/<container>/<n>.log`,
         CRI log lines `<time> <stream> <F|P> <text>`), read from the node's folder: `kubectl logs` would have
         the API server dial the kubelet, which the host cannot reach (the nodes' network is theirs)."""
         meta = pod["metadata"]
@@ -564,6 +577,33 @@ def _umount_under(folder: str) -> None:
             libc.umount2(mp.encode(), 2)        # MNT_DETACH
 
 
+def _host_leftovers(ids: list) -> None:
+    """What containerd and the kubelet keep at fixed host paths, for the containers `ids` ((socket, namespace,
+    id)): the shims' sockets (/run/containerd/s/<sha256 of socket/namespace/id>, containerd v2.4.2
+    pkg/shim/util_unix.go CreateSocketAddress), go-cni's result cache (/var/lib/cni/results/<net>-<id>-<if>),
+    and, once no kubelet runs here, the device manager's socket (/var/lib/kubelet/device-plugins/kubelet.sock,
+    a fixed path: k8s.io/kubelet pkg/apis/deviceplugin/v1beta1 constants.go)."""
+    results = Path("/var/lib/cni/results")
+    cached = list(results.iterdir()) if results.is_dir() else []
+    for sock, ns, cid in ids:
+        for suffix in ("", "/debug"):
+            h = hashlib.sha256(f"{sock}/{ns}/{cid}{suffix}".encode()).hexdigest()
+            Path("/run/containerd/s", h).unlink(missing_ok=True)
+        for f in cached:
+            if f"-{cid}-" in f.name:
+                f.unlink(missing_ok=True)
+    empty = [results, results.parent, Path("/run/containerd/s"), Path("/run/containerd")]
+    if not _pids_of(lambda pid, cmd: cmd.split(" ")[0].endswith("/kubelet")):
+        dp = Path("/var/lib/kubelet/device-plugins")
+        (dp / "kubelet.sock").unlink(missing_ok=True)
+        empty += [dp, dp.parent]
+    for d in empty:            # only when empty: what another runtime of this host keeps there stays
+        try:
+            d.rmdir()
+        except OSError:
+            pass
+
+
 def teardown(record: Path) -> list[str]:
     """Remove everything a start left (processes, containers, mounts, cgroups, namespaces, log links):
     idempotent; returns what it removed."""
@@ -578,13 +618,16 @@ def teardown(record: Path) -> list[str]:
                    and ("nsenter" in cmd or "containerd" in cmd or "kubelet" in cmd or "kube-proxy" in cmd
                         or "coredns" in cmd) and " reap " not in cmd)
     _kill(own)
-    for root in rec["runc_roots"]:
-        if Path(root).is_dir():
-            ids = _run("runc", "--root", root, "list", "-q", check=False).stdout.split()
-            for cid in ids:
+    ids = []
+    for base, sock in zip(rec["runc_roots"], rec["sockets"]):
+        # the shim keeps runc's state per containerd namespace: <Root>/k8s.io
+        for root in [p for p in Path(base).iterdir() if p.is_dir()] if Path(base).is_dir() else []:
+            found = _run("runc", "--root", root, "list", "-q", check=False).stdout.split()
+            for cid in found:
                 _run("runc", "--root", root, "delete", "--force", cid, check=False)
-            if ids:
-                done.append(f"{len(ids)} container(s) of {root}")
+                ids.append((sock, root.name, cid))
+            if found:
+                done.append(f"{len(found)} container(s) of {root}")
     shims = _pids_of(lambda pid, cmd: "containerd-shim" in cmd and any(s in cmd for s in rec["sockets"]))
     _kill(shims)
     for cg in rec["cgroups"]:
@@ -614,6 +657,7 @@ def teardown(record: Path) -> list[str]:
         if ns in listed:
             _run("ip", "netns", "del", ns, check=False)
             done.append(f"network namespace {ns}")
+    _host_leftovers(ids)
     logs = Path("/var/log/containers")
     if logs.is_dir():
         for link in logs.iterdir():
@@ -623,6 +667,10 @@ def teardown(record: Path) -> list[str]:
             except OSError:
                 pass
     shutil.rmtree(folder, ignore_errors=True)
+    try:
+        Path(folder).parent.rmdir()         # /var/lib/kdt once no other run's nodes are there
+    except OSError:
+        pass
     return done
 
 
