@@ -38,8 +38,9 @@ def main(argv: list[str]) -> int:
     from .realnodes import SERVICE_CIDR, RealNodes
     nodes = None
     try:
+        cfile = cluster_file.load()
         c = Cluster.start(R.ReleaseSet(trainer, to), folder=folder / "run", stream=sys.stderr,
-                          cluster_file=cluster_file.load(), operators=operators,
+                          cluster_file=cfile, operators=operators,
                           service_cidr=SERVICE_CIDR if real else None)
     except UsageError as exc:
         print(f"live: error: {exc}", file=sys.stderr, flush=True)
@@ -54,7 +55,10 @@ def main(argv: list[str]) -> int:
                                    "training_operator": to if operators else None, "ports": c.ports,
                                    "components": {p.name: p.popen.pid for p in c.procs + (nodes.procs if nodes else [])},
                                    "real_nodes": [n.name for n in nodes.nodes] if nodes else [],
-                                   "started_s": round(c.started_s, 1)}, indent=1))
+                                   "cluster_file": cfile.fingerprint,
+                                   "owner": int(os.environ.get("KDT_LIVE_OWNER_PID") or 0) or None,
+                                   "installed": sorted(list(k) for k in c.installed),
+                                   "started_s": round(c.started_s, 1), "timeline": c.timeline}, indent=1))
         os.replace(tmp, state)
         owner = int(os.environ.get("KDT_LIVE_OWNER_PID") or 0)
         swept = 0.0
