@@ -141,11 +141,8 @@ class Cluster(Client):
     cluster_file: object = None       # kdt.cluster_file.Cluster: how the repository's clusters run the operators
     notes: list = field(default_factory=list)   # what of the cluster file's objects was left out, and why
     installed: set = field(default_factory=set)  # kdt.live.install.key of every object the install applied
-<<<<<<< HEAD
     service_cidr: str = "10.96.0.0/16"           # real nodes give one inside 100.64.0.0/10 (kdt.live.realnodes)
-=======
     timeline: list = field(default_factory=list)  # (phase, seconds since the start began): where the start goes
->>>>>>> main
 
     # -- start ------------------------------------------------------------------------------------------
     @classmethod
@@ -158,13 +155,9 @@ class Cluster(Client):
             base.mkdir(parents=True, exist_ok=True)
             folder = Path(tempfile.mkdtemp(prefix="run-", dir=base))
         c = cls(Path(folder), releases, stream, owned_folder=owned, cluster_file=cluster_file)
-<<<<<<< HEAD
         if service_cidr:
             c.service_cidr = service_cidr
-        t0 = time.monotonic()
-=======
         t0 = c._t0 = time.monotonic()
->>>>>>> main
         try:
             c._start(operators)
         except BaseException:
