@@ -507,15 +507,6 @@ state = "{n.folder / 'state'}"
             if rc is not None:
                 raise ComponentFailed(f"real node: {p.name} exited ({rc}); {p.log}: {p.tail()}")
 
-    def stop_kubelet(self, name: str) -> None:
-        """A lost node: its kubelet stopped (SIGKILL), its containers left running as a crashed kubelet leaves
-        them."""
-        for p in list(self.procs):
-            if p.name == f"kubelet-{name}":
-                os.killpg(p.popen.pid, signal.SIGKILL)
-                p.popen.wait()
-                self.procs.remove(p)
-
     def stop(self) -> None:
         for p in reversed(self.procs):
             if p.popen.poll() is None:
