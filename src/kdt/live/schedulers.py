@@ -222,6 +222,17 @@ def start(cluster, cluster_file, shape: Shape, coscheduling: bool = True) -> Fac
     crt, key = cluster.pki.pair("webhook")
     shutil.copy(crt, certs / "tls.crt")
     shutil.copy(key, certs / "tls.key")
+    # Without its internal certificate management Kueue reads a metrics certificate from a fixed path, where a
+    # kubelet mounts its Secret (cmd/kueue/main.go metricsCertPath; the metrics server itself is off here)
+    metrics = Path("/etc/kueue/metrics/certs")
+    if not (metrics / "tls.crt").exists():
+        try:
+            metrics.mkdir(parents=True, exist_ok=True)
+            shutil.copy(crt, metrics / "tls.crt")
+            shutil.copy(key, metrics / "tls.key")
+        except OSError as e:
+            raise UsageError(f"Kueue {versions.KUEUE} reads its metrics certificate from {metrics} (cmd/kueue/main.go); "
+                             f"it cannot be written here: {e}") from None
     cfg = cluster.folder / "kueue-config.yaml"
     cfg.write_text(kueue_config(port, certs))
     kueue = cluster._spawn("kueue", [bins["kueue"], f"--config={cfg}", "--feature-gates=VisibilityOnDemand=false",
