@@ -481,9 +481,13 @@ def _run_simulated(args) -> int:
     from ..live import schedulers as S
     shape = S.parse_shape(args.simulate, args.block)
     S.check_fits(shape)
-    name, _ = SR.target_documents(args.target)     # a target that does not render stops before anything starts
+    name, docs = SR.target_documents(args.target)   # a target that does not render stops before anything starts
     say = (lambda msg: None) if args.quiet else (lambda msg: print(msg, flush=True))
-    cluster = SR.start_cluster(shape, sys.stderr)
+    # the operators when the target has their kinds; the coscheduling scheduler when a PyTorchJob asks for a gang
+    operators = any(d.kind in ("PyTorchJob", "TrainJob", "JobSet") for d in docs)
+    gang = any(d.kind == "PyTorchJob" and isinstance(d.data, dict)
+               and ((d.data.get("spec") or {}).get("runPolicy") or {}).get("schedulingPolicy") is not None for d in docs)
+    cluster = SR.start_cluster(shape, sys.stderr, coscheduling=gang, operators=operators)
     try:
         obs, docs, applied, findings = SR.submit(cluster, args.target, say=say, timeout=args.timeout)
         for line in SR.report(name, obs, shape):
