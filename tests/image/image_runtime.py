@@ -65,6 +65,13 @@ class Container:
             user={"uid": int(uid), "gid": int(gid or uid)},
             args=args if args is not None else (self.config.get("Entrypoint") or []) + (self.config.get("Cmd") or []),
             env=[f"{k}={v}" for k, v in image_env.items()])
+        # The kubelet gives every pod an /etc/hosts (localhost, the pod's name), as docker run does; a
+        # debootstrap rootfs has none, and torchrun's --standalone store listens on `localhost`.
+        hosts = self.bundle / "hosts"
+        hosts.write_text("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n127.0.1.1\ttrainer-0\n")
+        spec["hostname"] = "trainer-0"
+        spec["mounts"].append({"destination": "/etc/hosts", "type": "bind", "source": str(hosts),
+                               "options": ["rbind", "ro"]})
         # The pod's /dev/shm is larger than runc's default 64 MiB (torch's worker processes share tensors there).
         for mount in spec["mounts"]:
             if mount["destination"] == "/dev/shm":
