@@ -219,7 +219,11 @@ def build_command(image: str, target: str, push: bool, platform: str, rev: str, 
     debian = {"DEBIAN_BASE": base, "PIP_NO_INDEX": "1"} if target in DEBIAN_TARGETS else {}
     dockerfile = DOCKERFILE_TENSORFLOW if target in TF_VARIANTS else DOCKERFILE
     if engine == "buildah":
-        cmd = ["buildah", "bud", "--layers", "--file", dockerfile]
+        # buildah 1.28's layer cache does not see a new build-arg value in a LABEL (it reused the previous
+        # commit's revision label): the labels that change per build are given on the command line too.
+        labels = {"revision": rev, "version": versions.IMAGE_TAG, "source": source_url()}
+        cmd = ["buildah", "bud", "--layers", "--file", dockerfile,
+               *[a for k, v in labels.items() for a in ("--label", f"org.opencontainers.image.{k}={v}")]]
     else:
         cmd = ["docker", "buildx", "build", "--file", dockerfile]
     cmd += build_args(target, rev, debian)

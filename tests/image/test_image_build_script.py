@@ -280,3 +280,13 @@ def test_an_unreachable_debian_mirror_is_one_line(tmp_path, image_script, monkey
     with pytest.raises(d.BuildStop, match=r"^debootstrap bookworm from http://127.0.0.1:9/debian failed: E: .*127.0.0.1:9"):
         d.ensure_base(NoImages())
     assert [p.name for p in tmp_path.iterdir()] == ["debootstrap.log"]
+
+
+def test_buildah_gets_the_changing_labels_on_its_command_line(tmp_path):
+    """buildah 1.28 --layers reuses a cached LABEL step whose build-arg changed: the labels go on the command line."""
+    proc, calls = run_script(tmp_path, docker=False, buildah=True)
+    assert proc.returncode == 0, proc.stderr
+    bud = next(c for c in calls if c.startswith("buildah bud")).split()
+    labels = {bud[i + 1] for i, w in enumerate(bud) if w == "--label"}
+    assert f"org.opencontainers.image.revision={git('rev-parse', 'HEAD')}" in labels
+    assert f"org.opencontainers.image.version={versions.IMAGE_TAG}" in labels

@@ -126,7 +126,7 @@ def test_debian_package_versions_are_recorded_in_the_image(gpu):
 
 def test_torchrun_two_ranks_on_cpu_runs_to_the_end(gpu):
     ran = gpu.run(["python3", "-m", "trainkit.torchrun", "--standalone", "--nproc-per-node=2",
-                   "/app/training/smoke.py", "--checkpoint-dir=/checkpoints/smoke", "--epochs=1", "--samples=512"])
+                   "/app/training/smoke.py", "--checkpoint-dir=/checkpoints/two-ranks", "--epochs=1", "--samples=512"])
     assert ran.rc == 0, (ran.stdout + ran.stderr)[-3000:]
     done = [line for line in ran.stdout.splitlines() if "[DONE]" in line]
     assert done and "weights_sha256=" in done[-1], ran.stdout[-2000:]
