@@ -19,7 +19,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from typing import IO, Iterator, NamedTuple
 
 from . import kubeyaml as KY, versions
-from .documents import _DIRECTIVE, bad_bytes_finding, doc_starts, is_blank, load_parts
+from .documents import _DIRECTIVE, bad_bytes_finding, doc_starts, is_blank, load_parts, with_markers
 from .findings import ERROR, Finding
 from .validate import supersede, validate_documents
 
@@ -136,7 +136,7 @@ def _window(args) -> tuple[list[Finding], int, list[Entry], int]:
 def _windows(blocks: Iterator[str], first: int = WINDOW) -> Iterator[list]:
     window: list = []
     size = first
-    for item in parts(blocks):
+    for item in with_markers(parts(blocks)):      # kubectl's buffer runs across windows
         window.append(item)
         if len(window) >= size:
             yield window

@@ -345,3 +345,12 @@ def test_importing_a_rule_module_first_keeps_the_rules_function():
             "from kdt.lint import all_rules; print(callable(all_rules), len(all_rules()) > 40)")
     out = subprocess.run([sys.executable, "-c", code, str(scripts)], capture_output=True, text=True, timeout=60)
     assert out.stdout.split() == ["True", "True"], out.stderr
+
+
+def test_deadline_against_the_first_checkpoint_reads_flags_shell_and_env():
+    docs, _ = load_paths([str(FIXTURES / "trainjob-deadline-checkpoint" / "bad.yaml")])
+    hits = {f.name: f for f in lint_documents(docs) if f.rule == "trainjob-deadline-checkpoint"}
+    assert hits["tj"].message.startswith("activeDeadlineSeconds 120 is shorter than the first checkpoint's 200 s at "
+                                         "least (--checkpoint-every 100 steps x --step-sleep 2 s)")
+    assert "--checkpoint-every 40 steps x TRAINKIT_STEP_SLEEP 2 s" in hits["tj-shell"].message
+    assert hits["tj"].path == "spec.activeDeadlineSeconds" and hits["tj"].level == WARNING

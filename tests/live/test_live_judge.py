@@ -2,7 +2,7 @@
 case here, and the API server's and the operators' answers are set beside kdt's.
 
 Fixtures are written here. The control plane: Kubernetes v1.36.3, Trainer 2.3.0 with JobSet v0.12.0, the
-Training Operator v1.9.4, Kueue's and scheduler-plugins' CRDs (kdt.live.cluster), one for the checks.
+Training Operator v1.9.4, Kueue's and scheduler-plugins' CRDs (kdt.live.controlplane), one for the checks.
 """
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ def _create_dry(live, text: str) -> subprocess.CompletedProcess:
 
 
 def _options():
-    from kdt import cluster as cluster_file
+    from kdt import cluster_file
     return cluster_file.load().options
 
 
@@ -468,7 +468,20 @@ def check_what_a_user_applies_together_is_judged_as_applied(c, tmp_path):
         cleanup(c, res)
 
 
-CHECKS = [check_what_a_user_applies_together_is_judged_as_applied,
+def check_a_builtin_object_without_its_spec_is_refused_by_both(c):
+    """#55: a built-in object with its spec deleted. The API server validates the zero spec: the kinds of
+    kdt.apivalidation.required are refused by both, the kinds whose zero spec is valid accepted by both."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "validate"))
+    from test_apivalidation import NO_SPEC_ACCEPTED, NO_SPEC_REFUSED, no_spec
+    for api_kind in NO_SPEC_REFUSED + NO_SPEC_ACCEPTED:
+        text = no_spec(api_kind)
+        proc = _create_dry(c, text)
+        refused = api_kind in NO_SPEC_REFUSED
+        assert (proc.returncode != 0) == refused, f"{api_kind}: the API server said {proc.stderr[-300:]!r}"
+        assert bool(_errors(text)) == refused, f"{api_kind}: kdt said {_errors(text)}"
+
+
+CHECKS = [check_what_a_user_applies_together_is_judged_as_applied, check_a_builtin_object_without_its_spec_is_refused_by_both,
           check_an_mpijob_launcher_mounting_what_the_operator_adds,
           check_trainjob_the_controller_creates_is_the_preview,
           check_pytorchjob_the_training_operator_creates_is_the_preview,
@@ -482,9 +495,9 @@ def test_each_class_on_the_real_control_plane(tmp_path):
     """One control plane (Trainer 2.3.0, JobSet v0.12.0, the Training Operator v1.9.4), started for these
     checks and stopped after them, so it costs the suite its start (about 20 s) and no idle time: every check
     runs, and the failures are reported together."""
-    from kdt import cluster as cluster_file
+    from kdt import cluster_file
     from kdt.live import releases as R
-    from kdt.live.cluster import Cluster
+    from kdt.live.controlplane import Cluster
     failures = []
     with Cluster.start(R.ReleaseSet(trainer="2.3"), folder=tmp_path / "cp", cluster_file=cluster_file.load()) as c:
         for check in CHECKS:
