@@ -78,7 +78,8 @@ def edited_checkout(tmp: Path) -> Path:
         if src.is_file():
             dst.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dst)
-    shutil.copytree(ROOT / ".git", copy / ".git", symlinks=True)
+    git = ROOT / ".git"    # a worktree's .git is a file naming its git folder
+    shutil.copytree(git, copy / ".git", symlinks=True) if git.is_dir() else shutil.copy2(git, copy / ".git")
     smoke = copy / "training" / "smoke.py"
     smoke.write_text(smoke.read_text() + "# an edit: the bench's code change\n")
     return copy
