@@ -240,6 +240,33 @@ def test_a_hazard_only_a_node_shows_and_its_fixed_twin(nodes, case, broken, fixe
     assert ok["status"]["phase"] == "Succeeded", (ok["status"], _logs(nodes, f"{case}-fixed"))
 
 
+def test_sigterm_reaches_the_trainer_only_when_it_is_pid_1(nodes, tmp_path):
+    """A pod deleted with a grace period: the trainer's checkpoint is written on SIGTERM only if the trainer
+    gets it. Behind a shell that runs it as a child, PID 1 is the shell, which has no handler: the kernel
+    drops SIGTERM to a namespace's init, the kubelet waits the grace period out and kills everything (the
+    classic launcher that does not forward signals); with `exec`, the trainer is PID 1, saves and exits."""
+    ckpt = tmp_path / "ckpt"
+    ckpt.mkdir(mode=0o777)
+    ckpt.chmod(0o777)
+    trainer = "trap 'echo saved > /ckpt/$POD; exit 0' TERM; while true; do sleep 0.2; done"
+    for name, cmd in (("sigterm-broken", f"sh -c \"{trainer}\"; true"), ("sigterm-fixed", f"exec sh -c \"{trainer}\"")):
+        spec = {"terminationGracePeriodSeconds": 4, "volumes": [{"name": "ckpt", "hostPath": {"path": str(ckpt)}}],
+                "containers": [_c(cmd, env=[{"name": "POD", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
+                                  volumeMounts=[{"name": "ckpt", "mountPath": "/ckpt"}])]}
+        _apply(nodes, _pod(name, spec))
+    for name in ("sigterm-broken", "sigterm-fixed"):
+        _wait(nodes, name, _phase("Running"))
+    time.sleep(1)
+    took = {}
+    for name in ("sigterm-broken", "sigterm-fixed"):
+        t0 = time.monotonic()
+        nodes.cluster.kubectl("delete", "pod", name, "--wait=true", "--timeout=60s")
+        took[name] = time.monotonic() - t0
+    assert (ckpt / "sigterm-fixed").read_text().strip() == "saved"
+    assert not (ckpt / "sigterm-broken").exists()
+    assert took["sigterm-broken"] >= 4 > took["sigterm-fixed"], took
+
+
 def _leftovers(prefix: str, folder: str) -> list[str]:
     out = [ln for ln in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.splitlines()
            if ln.startswith(prefix)]
