@@ -225,6 +225,37 @@ def _chunks(text: str) -> list[tuple[str, int]]:
     return out
 
 
+# apimachinery's YAMLReader.Read (decoder.go) writes a `---` line into the document it starts only when nothing
+# is buffered yet (the stream's first line, or the line after a `---` that ended a document): a `---` that ends
+# a document is dropped, so the next piece reaches go-yaml as an implicit document, where a `...` with nothing
+# before it is refused ("did not find expected node content"; kyaml's splitDocuments cuts alike). A part's
+# marker is kubectl's to keep when the buffer was empty before it: `marker_kept`, then `empty_after`.
+def marker_kept(part: str, empty_before: bool) -> bool:
+    """Whether kubectl's reader keeps the `---` line that opens `part` (False when `part` opens with none)."""
+    return empty_before and part.startswith("---")
+
+
+def empty_after(part: str, empty_before: bool) -> bool:
+    """Whether kubectl's buffer is empty after `part`: only after a dropped marker alone on its line."""
+    if not part.startswith("---") or empty_before:
+        return False
+    nl = part.find("\n")
+    return nl < 0 or nl == len(part) - 1
+
+
+def with_markers(parts, empty_before: bool | None = None):
+    """(index, (part, offset), kept) for (index, (part, offset)) of a stream: `empty_before` is kubectl's buffer
+    before the first part (None: empty where the first part opens the stream at line 0, as a first window does)."""
+    for index, (part, offset) in parts:
+        if empty_before is None:
+            empty_before = index == 0 and offset == 0
+        yield index, (part, offset), marker_kept(part, empty_before)
+        empty_before = empty_after(part, empty_before)
+
+
+_ORPHAN_END = re.compile(r"(?:[ \t]*(?:#[^\n]*)?\n)*(\.\.\.)(?:[ \t]|\n|\Z)")
+
+
 # A line with content: not blank, not a comment or directive, not a `---` or `...` marker line.
 _CONTENT = re.compile(r"^(?!(?:---|\.\.\.)(?:[ \t]|$))[ \t]*[^\s#%]", re.MULTILINE)
 
@@ -456,13 +487,16 @@ def read_stream(text: str, file: str, target: str = "", paths: tuple = BOTH, nam
 
 
 def load_parts(parts, file: str, target: str = "", paths: tuple = BOTH, named: bool | None = None) -> Stream:
-    """read_stream over (index, (document text, line offset)) pairs: a window of a longer stream."""
+    """read_stream over (index, (document text, line offset)) pairs, or the (index, (text, offset), kept) triples
+    of `with_markers` over a longer stream (a window of it)."""
     out = Stream()
     parts = list(parts)
     if len(parts) == 1 and parts[0][1][0].lstrip()[:1] == "{":
-        parts = _json_parts(parts[0], file, target, paths, out.findings)
-    for index, (part, offset) in parts:
-        if _load_one(part, offset, index, file, target, paths, named, out):
+        parts = _json_parts(parts[0][:2], file, target, paths, out.findings)
+    if parts and len(parts[0]) == 2:
+        parts = list(with_markers(parts))
+    for index, (part, offset), kept in parts:
+        if _load_one(part, offset, index, file, target, paths, named, out, kept):
             out.read.append(index)
     return out
 
@@ -517,8 +551,9 @@ class _Part:
     problems: list = field(default_factory=list)
 
 
-def _read_part(part: str, paths: tuple) -> _Part:
-    """A document of a stream as kubectl reads it (every check but what depends on the document's use)."""
+def _read_part(part: str, paths: tuple, kept: bool = True) -> _Part:
+    """A document of a stream as kubectl reads it (every check but what depends on the document's use);
+    kept: whether kubectl keeps the `---` line that opens it (`with_markers`)."""
     out = _Part(part)
     if len(part) > KY.MAX_DOCUMENT_CHARS:
         out.problems.append((f"a document of {len(part) / 2**20:.0f} MiB: kdt reads documents up to "
@@ -528,6 +563,8 @@ def _read_part(part: str, paths: tuple) -> _Part:
         return out
     first_nl = part.find("\n")
     head = part if first_nl < 0 else part[:first_nl]
+    if _orphan_end(part, head, first_nl, kept, out):
+        return out
     if head.startswith("---"):
         rest = head[3:].strip()
         if rest and not rest.startswith("#"):
@@ -587,13 +624,35 @@ def _read_part(part: str, paths: tuple) -> _Part:
     return out
 
 
+def _orphan_end(part: str, head: str, first_nl: int, kept: bool, out: _Part) -> bool:
+    """A `...` that opens the piece go-yaml gets (kubectl dropped the `---` above it, or the stream starts with
+    it): an error, as kubectl's; whether it was one."""
+    if head.startswith("---"):
+        if kept or first_nl < 0 or head[3:].strip()[:1] not in ("", "#"):
+            return False
+        m = _ORPHAN_END.match(part, first_nl + 1)
+        why = "kubectl drops the `---` line that ends the document above, so this piece opens with `...`"
+        fix = "delete the `...` line (or write `---` twice)"
+    else:
+        m = _ORPHAN_END.match(part)
+        why = "the stream opens with `...`"
+        fix = "delete the `...` line"
+    if m is None:
+        return False
+    out.problems.append((f"a `...` with no document before it: {why}, which go-yaml refuses (did not find expected "
+                         f"node content; apimachinery YAMLReader, kyaml splitDocuments); {fix}",
+                         part.count("\n", 0, m.start(1)), 0, ERROR, (), BOTH, 0))
+    out.ok = False
+    return True
+
+
 def load_all(text: str, paths: tuple = BOTH, errors: list[str] | None = None) -> list[Any]:
     """The data of every document of `text` that kubectl reads, whatever it holds (a kustomization, a patch, a
     config): bounded like every reading here. For the files around the manifests; `errors` gets a line
     (`LINE:COL: message`) for each error where the caller wants them."""
     out = []
-    for part, offset in _chunks(text):
-        p = _read_part(part, paths)
+    for _, (part, offset), kept in with_markers(enumerate(_chunks(text))):
+        p = _read_part(part, paths, kept)
         if errors is not None:
             errors.extend(f"{offset + line + 1}:{col + 1}: {msg}" for msg, line, col, level, _, refused, _ in p.problems
                           if level == ERROR and set(refused) & set(paths))
@@ -603,10 +662,10 @@ def load_all(text: str, paths: tuple = BOTH, errors: list[str] | None = None) ->
 
 
 def _load_one(part: str, offset: int, index: int, file: str, target: str, paths: tuple, named: bool | None,
-              out: Stream) -> bool:
+              out: Stream, kept: bool = True) -> bool:
     """Read one document into `out`; whether it held anything (an empty or `null` one kubectl skips)."""
     findings = out.findings
-    read = _read_part(part, paths)
+    read = _read_part(part, paths, kept)
     problems = [_finding(msg, file, max(index + delta, 0), offset + line + 1, col + 1, target, level=level, path=path,
                          refused_by=refused) for msg, line, col, level, path, refused, delta in read.problems]
     data, kust, part = read.data, read.kustomize, read.text

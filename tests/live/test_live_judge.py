@@ -2,7 +2,7 @@
 case here, and the API server's and the operators' answers are set beside kdt's.
 
 Fixtures are written here. The control plane: Kubernetes v1.36.3, Trainer 2.3.0 with JobSet v0.12.0, the
-Training Operator v1.9.4, Kueue's and scheduler-plugins' CRDs (kdt.live.cluster), one for the checks.
+Training Operator v1.9.4, Kueue's and scheduler-plugins' CRDs (kdt.live.controlplane), one for the checks.
 """
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ def _create_dry(live, text: str) -> subprocess.CompletedProcess:
 
 
 def _options():
-    from kdt import cluster as cluster_file
+    from kdt import cluster_file
     return cluster_file.load().options
 
 
@@ -468,7 +468,20 @@ def check_what_a_user_applies_together_is_judged_as_applied(c, tmp_path):
         cleanup(c, res)
 
 
-CHECKS = [check_what_a_user_applies_together_is_judged_as_applied,
+def check_a_builtin_object_without_its_spec_is_refused_by_both(c):
+    """#55: a built-in object with its spec deleted. The API server validates the zero spec: the kinds of
+    kdt.apivalidation.required are refused by both, the kinds whose zero spec is valid accepted by both."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "validate"))
+    from test_apivalidation import NO_SPEC_ACCEPTED, NO_SPEC_REFUSED, no_spec
+    for api_kind in NO_SPEC_REFUSED + NO_SPEC_ACCEPTED:
+        text = no_spec(api_kind)
+        proc = _create_dry(c, text)
+        refused = api_kind in NO_SPEC_REFUSED
+        assert (proc.returncode != 0) == refused, f"{api_kind}: the API server said {proc.stderr[-300:]!r}"
+        assert bool(_errors(text)) == refused, f"{api_kind}: kdt said {_errors(text)}"
+
+
+CHECKS = [check_what_a_user_applies_together_is_judged_as_applied, check_a_builtin_object_without_its_spec_is_refused_by_both,
           check_an_mpijob_launcher_mounting_what_the_operator_adds,
           check_trainjob_the_controller_creates_is_the_preview,
           check_pytorchjob_the_training_operator_creates_is_the_preview,
@@ -482,9 +495,9 @@ def test_each_class_on_the_real_control_plane(tmp_path):
     """One control plane (Trainer 2.3.0, JobSet v0.12.0, the Training Operator v1.9.4), started for these
     checks and stopped after them, so it costs the suite its start (about 20 s) and no idle time: every check
     runs, and the failures are reported together."""
-    from kdt import cluster as cluster_file
+    from kdt import cluster_file
     from kdt.live import releases as R
-    from kdt.live.cluster import Cluster
+    from kdt.live.controlplane import Cluster
     failures = []
     with Cluster.start(R.ReleaseSet(trainer="2.3"), folder=tmp_path / "cp", cluster_file=cluster_file.load()) as c:
         for check in CHECKS:
@@ -529,3 +542,41 @@ def test_a_component_that_dies_is_named_and_nothing_is_left(tmp_path):
             pass
     assert not left, f"left running: {left}"
     assert not (build.cache_root() / "clusters" / name).exists()
+
+
+def test_validate_live_judges_named_files_together_on_a_kept_control_plane(tmp_path):
+    """#55: `kdt validate --live job.yaml runtime.yaml` on the control plane `kdt cluster up` keeps (no start of
+    its own): a TrainJob and its namespaced TrainingRuntime named together are one unit, as `kubectl apply -f
+    job.yaml -f runtime.yaml` applies them, and both are accepted; the run ends with one line of what the server
+    judged. A TrainJob whose runtime is nowhere: one line naming it and how to provide it."""
+    root = Path(__file__).resolve().parents[2]
+    name = f"pytest-judge-{os.getpid()}"
+    env = {**os.environ, "KDT_LIVE_OWNER_PID": str(os.getpid())}
+    up = subprocess.run([*KDT, "cluster", "up", "--name", name], capture_output=True, text=True, env=env,
+                        timeout=600, cwd=root)
+    assert up.returncode == 0, up.stderr[-1500:]
+    try:
+        rt = (RUNTIME.replace("ClusterTrainingRuntime", "TrainingRuntime")
+              .replace("name: kdt-live-torch", "name: kdt-named-rt\n  namespace: kdt-named"))
+        job = (TRAINJOB.replace("{name: kdt-live-torch}", "{name: kdt-named-rt, kind: TrainingRuntime}")
+               .replace("name: kdt-live-job", "name: kdt-named-job\n  namespace: kdt-named"))
+        (tmp_path / "job.yaml").write_text(job)
+        (tmp_path / "runtime.yaml").write_text(rt)
+        (tmp_path / "ns.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: kdt-named}\n")
+        use = {**os.environ, "KDT_LIVE_CLUSTER": name}      # this session's own (it owns it: not found otherwise)
+        p = subprocess.run([*KDT, "validate", "--live", str(tmp_path / "ns.yaml"), str(tmp_path / "job.yaml"),
+                            str(tmp_path / "runtime.yaml")], capture_output=True, text=True, timeout=300, cwd=root,
+                           env=use)
+        assert p.returncode == 0, p.stdout + p.stderr[-1500:]
+        assert "judging on the control plane `kdt cluster up --name" in p.stderr and "starting Kubernetes" not in p.stderr
+        assert p.stderr.strip().splitlines()[-1] == ("live: the API server judged 3 document(s): 3 accepted, "
+                                                     "0 refused; 0 not judged"), p.stderr
+        (tmp_path / "alone.yaml").write_text(TRAINJOB.replace("kdt-live-torch", "kdt-nowhere"))
+        p = subprocess.run([*KDT, "validate", "--live", str(tmp_path / "alone.yaml")], capture_output=True, text=True,
+                           timeout=300, cwd=root, env=use)
+        line = next((ln for ln in p.stdout.splitlines() if "live-admission" in ln), "")
+        assert p.returncode == 1 and "ClusterTrainingRuntime 'kdt-nowhere' is defined neither in the files checked" \
+            in line and "webhook: " in line, p.stdout + p.stderr[-800:]
+        assert "1 refused" in p.stderr.strip().splitlines()[-1]
+    finally:
+        subprocess.run([*KDT, "cluster", "down", "--name", name], capture_output=True, timeout=120)

@@ -234,6 +234,19 @@ case("marker-empty-docs", "---\n---\n" + cm("  k: v\n") + "---\n\n---\n# c\n---\
 case("marker-end", cm("  k: v\n") + "...\n", "a document end marker")
 case("marker-end-more", cm("  k: v\n") + "...\n" + cm("  k: w\n", "d"),
      "content after a document end marker without ---")
+# apimachinery's YAMLReader keeps a `---` line only where nothing is buffered (decoder.go): the `---` that ends a
+# document is dropped, and a `...` then opens the next piece, which go-yaml refuses (#55's mutated copies).
+case("marker-comment-end-in-sequence", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  finalizers:\n"
+     "  - a\n--- # comment\n...\n  - b\ndata:\n  k: v\n", "`--- # comment` and `...` inserted inside a block sequence")
+case("marker-end-after-marker", cm("  k: v\n") + "---\n...\n---\n" + cm("  k: w\n", "d"),
+     "`...` right after the --- that ends a document")
+case("marker-twice-end", cm("  k: v\n") + "---\n---\n...\n---\n" + cm("  k: w\n", "d"),
+     "`...` after two --- lines (the second opens an explicit document)")
+case("marker-thrice-end", cm("  k: v\n") + "---\n---\n---\n...\n", "`...` after three --- lines")
+case("marker-leading-end", "---\n...\n---\n" + cm("  k: v\n"), "`...` after the stream's first ---")
+case("marker-end-first", "...\n" + cm("  k: v\n"), "a stream that opens with `...`")
+case("marker-comment-then-end", "# c\n---\n# d\n...\n---\n" + cm("  k: v\n"),
+     "a comment, ---, a comment, `...`")
 case("marker-indented", cm("  k: |\n    a\n    ---\n    b\n"), "--- inside a block scalar")
 case("directive-yaml11", "%YAML 1.1\n---\n" + cm("  k: v\n"), "a %YAML 1.1 directive")
 case("directive-yaml12", "%YAML 1.2\n---\n" + cm("  k: v\n"), "a %YAML 1.2 directive")

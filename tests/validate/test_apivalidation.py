@@ -444,3 +444,43 @@ def test_trainjob_trainer_is_the_node_container():
 def test_malformed_shapes_never_crash(body):
     text = f"apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec: {{{body}}}\n"
     check(text)           # schema findings, never an exception
+
+
+# --- a built-in object without its spec (#55): the API server validates the zero spec --------------------------
+NO_SPEC_REFUSED = ["v1 PersistentVolumeClaim", "v1 Pod", "v1 Service", "v1 PersistentVolume",
+                   "v1 ReplicationController", "batch/v1 Job", "batch/v1 CronJob", "apps/v1 Deployment",
+                   "apps/v1 ReplicaSet", "apps/v1 DaemonSet", "apps/v1 StatefulSet",
+                   "autoscaling/v2 HorizontalPodAutoscaler", "networking.k8s.io/v1 Ingress",
+                   "networking.k8s.io/v1 IngressClass"]
+NO_SPEC_ACCEPTED = ["networking.k8s.io/v1 NetworkPolicy", "policy/v1 PodDisruptionBudget", "v1 ResourceQuota",
+                    "v1 LimitRange", "coordination.k8s.io/v1 Lease"]
+
+
+def no_spec(api_kind: str, spec: str = "") -> str:
+    av, kind = api_kind.split()
+    return f"apiVersion: {av}\nkind: {kind}\nmetadata:\n  name: x\n  namespace: default\n{spec}"
+
+
+@pytest.mark.parametrize("api_kind", NO_SPEC_REFUSED)
+def test_a_builtin_object_without_its_spec_is_refused_at_spec(api_kind):
+    for text, line in ((no_spec(api_kind), 1), (no_spec(api_kind, "spec: null\n"), 6)):
+        found = [f for f in check(text) if f.level == "error"]
+        assert [(f.rule, f.path, f.line) for f in found] == [("api-spec", "spec", line)], found
+        kind = api_kind.split()[1]
+        assert found[0].message.startswith(f"Required value: {kind} needs a spec") and "pkg/apis/" in found[0].message
+
+
+def test_the_pvc_without_spec_names_what_the_api_server_requires():
+    (f,) = check(no_spec("v1 PersistentVolumeClaim"))
+    assert "spec.accessModes: Required value: at least 1 access mode is required" in f.message
+    assert "spec.resources.requests: Required value: resources.requests.storage" in f.message
+
+
+@pytest.mark.parametrize("api_kind", NO_SPEC_ACCEPTED)
+def test_a_builtin_object_whose_zero_spec_is_valid_passes_without_one(api_kind):
+    assert not [f for f in check(no_spec(api_kind)) if f.level == "error"]
+
+
+def test_an_empty_spec_is_judged_field_by_field_not_as_missing():
+    found = api(no_spec("v1 PersistentVolumeClaim", "spec: {}\n"))
+    assert [(r, p) for r, p, _ in found] == [("api-pvc", "spec.accessModes"), ("api-pvc", "spec.resources.requests")]

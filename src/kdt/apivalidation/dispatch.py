@@ -11,6 +11,7 @@ from . import meta as M
 from . import objects as O
 from . import pods as P
 from . import rbac as RB
+from . import required as RQ
 from . import workloads as W
 from .checker import Options, Report
 
@@ -64,6 +65,10 @@ RULES = {
     O.RULE_NETWORK_POLICY: "A NetworkPolicy the API server refuses: selectors, ports, a peer with no or several kinds "
                            "with an ipBlock, an ipBlock cidr or except that is no CIDR (strict from 1.36) or no strict "
                            "subset, policyTypes (networking/validation ValidateNetworkPolicySpec).",
+    RQ.RULE_SPEC: "A built-in object without the spec its kind's validation requires: the API server validates a "
+                  "missing (or null) spec as the zero value and refuses it where that lacks required fields (a "
+                  "PersistentVolumeClaim's access modes and storage request, a Pod's containers, a Deployment's "
+                  "selector; kdt.apivalidation.required names each kind's Kubernetes source).",
     RB.RULE_RBAC: "A Role, ClusterRole or binding the API server refuses: a roleRef that is no Role or ClusterRole of "
                   "rbac.authorization.k8s.io, a subject of an unknown kind or apiGroup, a ServiceAccount subject of a "
                   "ClusterRoleBinding without a namespace, a policy rule without verbs, apiGroups or resources "
@@ -122,6 +127,8 @@ def check(doc: Document, kubernetes_version: str, custom: bool = False) -> list[
     r = Report(doc, _options.get(kubernetes_version) or options(kubernetes_version))
     try:
         M.check(r, group, kind, custom)
+        if not custom and RQ.check(r, group, kind):
+            return r.findings()
         k = K.of(doc)
         if k is not None:
             builtin = _BUILTIN.get(k)

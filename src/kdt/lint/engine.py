@@ -57,6 +57,14 @@ BASES = {
     "policy": "a choice (security, reproducibility, hygiene), not a defect",
 }
 ERROR_BASES = ("rejected", "breaks")
+#: a finding's own basis, where it differs from its rule's (`Finding.extra[BASIS_KEY]`): a rule whose findings are
+#: mostly silent breakage may report an operator webhook's refusal too (runtime-trainer-job)
+BASIS_KEY = "basis"
+
+
+def basis_of(finding, rules: dict) -> str:
+    """The basis of one finding: its own (`extra[BASIS_KEY]`), else its rule's."""
+    return finding.extra.get(BASIS_KEY) or getattr(rules.get(finding.rule), "basis", "")
 
 
 @dataclass(frozen=True)
@@ -85,7 +93,7 @@ class Context:
     target: Any = None                            # kdt.targets.Target when linting a target
     run_docs: list = field(default_factory=list)  # every document of the run (all targets and files)
     kubernetes_version: str = versions.KUBERNETES_DEFAULT   # the release the run targets ("1.35")
-    cluster: Any = None                           # kdt.cluster.Cluster (None: the operators' defaults)
+    cluster: Any = None                           # kdt.cluster_file.Cluster (None: the operators' defaults)
 
     def opt(self, name: str) -> Any:
         return self.options.get(name)

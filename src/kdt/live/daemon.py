@@ -3,7 +3,7 @@
     python -m kdt.live.daemon FOLDER TRAINER TRAINING_OPERATOR
 
 It starts the control plane in FOLDER/run (every component its child, killed by the kernel if this
-process dies: kdt.live.cluster), writes FOLDER/state.json once ready, and on SIGTERM or SIGINT (or when the
+process dies: kdt.live.controlplane), writes FOLDER/state.json once ready, and on SIGTERM or SIGINT (or when the
 process KDT_LIVE_OWNER_PID names is gone: a test session that owns it) stops every component, removes the state and exits 0. A component that dies ends the daemon (exit 1) with its
 name in FOLDER/daemon.log, so `kdt cluster status` reports it and the next `up` starts clean.
 """
@@ -16,22 +16,14 @@ import sys
 import time
 from pathlib import Path
 
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return True
+from .kept import alive
 
 
 def main(argv: list[str]) -> int:
     from ..errors import UsageError
-    from .. import cluster as cluster_file
+    from .. import cluster_file
     from . import releases as R
-    from .cluster import Cluster
+    from .controlplane import Cluster
     folder, trainer, to = Path(argv[0]), argv[1], argv[2]
     operators = "--control-plane-only" not in argv[3:]
     state = folder / "state.json"
@@ -39,8 +31,9 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGTERM, lambda *a: stop.append(1))
     signal.signal(signal.SIGINT, lambda *a: stop.append(1))
     try:
+        cfile = cluster_file.load()
         c = Cluster.start(R.ReleaseSet(trainer, to), folder=folder / "run", stream=sys.stderr,
-                          cluster_file=cluster_file.load(), operators=operators)
+                          cluster_file=cfile, operators=operators)
     except UsageError as exc:
         print(f"live: error: {exc}", file=sys.stderr, flush=True)
         return 1
@@ -50,7 +43,10 @@ def main(argv: list[str]) -> int:
                                    "trainer": trainer if operators else None,
                                    "training_operator": to if operators else None, "ports": c.ports,
                                    "components": {p.name: p.popen.pid for p in c.procs},
-                                   "started_s": round(c.started_s, 1)}, indent=1))
+                                   "cluster_file": cfile.fingerprint,
+                                   "owner": int(os.environ.get("KDT_LIVE_OWNER_PID") or 0) or None,
+                                   "installed": sorted(list(k) for k in c.installed),
+                                   "started_s": round(c.started_s, 1), "timeline": c.timeline}, indent=1))
         os.replace(tmp, state)
         owner = int(os.environ.get("KDT_LIVE_OWNER_PID") or 0)
         swept = 0.0
