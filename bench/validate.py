@@ -20,6 +20,9 @@ document varied, a few hundred bytes to a few KB) and measures, in one run:
    documents/s and peak memory (the CLI validates a file as a stream, a window
    of documents at a time, so memory must not grow with the stream).
 
+6. `kdt lint` and `kdt validate` on one file of 12 documents of every kind and
+   50,000 small ConfigMaps (--lint-documents): lint must stay within 2x.
+
 Prints documents/s for each and the ratio. Targets: >= 10,000 documents/s end
 to end on 2 cores (on the benchmark's stream and on the 100,000-document one),
 >= 50x the kubernetes-validate CLI, and peak memory at 100,000 documents within
@@ -298,6 +301,39 @@ def profile(n: int, kubernetes_version: str) -> int:
     return 0
 
 
+CONFIGMAP = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cm-{i}
+  namespace: team-{ns}
+data:
+  k: v{i}
+"""
+
+
+def lint_against_validate(tmp: Path, extra: int, kubernetes_version: str, repeat: int) -> tuple[bool, bool]:
+    """`kdt lint` and `kdt validate` on one file: the bench's 12 documents of every kind and `extra` small
+    ConfigMaps (lint's rules read the whole stream; the target: lint within 2x validate's time). (met by wall
+    clock, met by CPU time)."""
+    f = tmp / "lint.yaml"
+    f.write_text(stream(KINDS, 12) + "\n---\n" + "---\n".join(CONFIGMAP.format(i=i, ns=i % 7) for i in range(extra)))
+    py = sys.executable
+    common = ["--kubernetes-version", kubernetes_version, str(f)]
+    runs = {}
+    for command in ("validate", "lint"):
+        got = [timed_cli([py, "-m", "kdt", command, *common]) for _ in range(repeat)]
+        assert min(got)[1].returncode in (0, 1), min(got)[1].stderr[-2000:]
+        runs[command] = (min(got)[0], best_cpu(got))
+        print(f"kdt {command} on 12 + {extra:,} documents: {runs[command][0]:.2f} s wall, CPU {runs[command][1]:.2f} s")
+    wall, cpu = runs["lint"][0] / runs["validate"][0], runs["lint"][1] / runs["validate"][1]
+    # validate spreads its CPU over 2 workers, lint runs in one process: on free cores, validate's wall time is
+    # about (its CPU) / 2 and lint's its CPU
+    print(f"lint / validate: {wall:.1f}x by wall clock, {cpu:.1f}x by CPU time (target: within 2x by wall clock)")
+    f.unlink()
+    return wall <= 2, cpu <= 2
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--documents", type=int, default=6000, help="documents in the generated stream (default 6000)")
@@ -306,6 +342,8 @@ def main() -> int:
     p.add_argument("--kubernetes-version", default="1.35")
     p.add_argument("--repeat", type=int, default=3, help="runs of each of our measurements; the best is shown")
     p.add_argument("--profile", action="store_true", help="profile the all-kinds stream in process and exit")
+    p.add_argument("--lint-documents", type=int, default=50_000,
+                   help="small documents added to the file kdt lint and kdt validate both read (default 50000)")
     args = p.parse_args()
     if args.profile:
         return profile(args.documents if args.documents != 6000 else 3000, args.kubernetes_version)
@@ -382,6 +420,8 @@ def main() -> int:
             print(f"ours, CLI, {n:>7,} documents ({f.stat().st_size / 1e6:5.1f} MB): {shown(n, elapsed, cpu)}, "
                   f"peak memory {peak / 1024:5.0f} MB")
             f.unlink()
+        lint_ok, lint_ok_cpu = lint_against_validate(Path(tmp), args.lint_documents, args.kubernetes_version,
+                                                     args.repeat)
         flat = sizes[100_000][1] <= 1.5 * sizes[1_000][1]
         ok = ours_cli >= 10_000 and sizes[100_000][0] >= 10_000 and ours_k8s / theirs >= 50 and flat
         ok_cpu = (ours_cli_cpu >= 10_000 and sizes[100_000][2] >= 10_000 and ours_k8s_cpu / theirs_cpu >= 50
@@ -390,6 +430,8 @@ def main() -> int:
               f"{'met' if ok else 'NOT met'}")
         print(f"the same by CPU time spread over {CORES} cores (not the target; a loaded machine's estimate): "
               f"{'met' if ok_cpu else 'NOT met'}")
+        print(f"kdt lint within 2x kdt validate on the same file: by the wall clock {'met' if lint_ok else 'NOT met'}, "
+              f"by CPU time {'met' if lint_ok_cpu else 'NOT met'}")
     return 0
 
 
