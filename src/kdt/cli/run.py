@@ -483,10 +483,7 @@ def _run_simulated(args) -> int:
     S.check_fits(shape)
     name, docs = SR.target_documents(args.target)   # a target that does not render stops before anything starts
     say = (lambda msg: None) if args.quiet else (lambda msg: print(msg, flush=True))
-    # the operators when the target has their kinds; the coscheduling scheduler when a PyTorchJob asks for a gang
-    operators = any(d.kind in ("PyTorchJob", "TrainJob", "JobSet") for d in docs)
-    gang = any(d.kind == "PyTorchJob" and isinstance(d.data, dict)
-               and ((d.data.get("spec") or {}).get("runPolicy") or {}).get("schedulingPolicy") is not None for d in docs)
+    operators, gang = SR.needs(docs)
     cluster = SR.start_cluster(shape, sys.stderr, coscheduling=gang, operators=operators)
     try:
         obs, docs, applied, findings = SR.submit(cluster, args.target, say=say, timeout=args.timeout)

@@ -402,3 +402,12 @@ def memory(cluster) -> dict[str, int]:
                 continue
         out[p.name] = total
     return out
+
+
+def needs(docs: list) -> tuple[bool, bool]:
+    """(the operators, the coscheduling scheduler): the operators when the target has their kinds, coscheduling
+    when a PyTorchJob asks for a gang (runPolicy.schedulingPolicy)."""
+    operators = any(d.kind in ("PyTorchJob", "TrainJob", "JobSet") for d in docs)
+    gang = any(d.kind == "PyTorchJob" and isinstance(d.data, dict)
+               and ((d.data.get("spec") or {}).get("runPolicy") or {}).get("schedulingPolicy") is not None for d in docs)
+    return operators, gang
