@@ -44,7 +44,7 @@ def expand_documents(docs: Iterable[Document], trainer_version: str | None = Non
 
     trainer_version: "2.1", "2.3", ... (None: inferred per TrainJob from the fields it uses).
     roundtrip: build objects from ruamel round-trip data, so dumping them keeps the source's comments.
-    options: per-operator settings the kinds read (kdt.kinds.base.ExpandContext.options): `limit` (a Limit:
+    options: per-operator settings the kinds read (kdt.operators.framework.kind.ExpandContext.options): `limit` (a Limit:
     how many pods of a group are built, default Limit(); Limit(None) builds all), `gang_scheduler` (the
     Training Operator's --gang-scheduler-name), `jobset_feature_gates`.
     """

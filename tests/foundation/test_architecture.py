@@ -129,13 +129,14 @@ def test_every_kind_is_registered_once_and_found_by_its_identity():
 
 
 def test_every_kind_module_is_in_the_registry():
-    """A module under kdt/kinds that declares KINDS is listed in the registry's ALL (else its kinds are
-    invisible to every stage)."""
+    """A module under kdt/kinds, or an operator's `kind.py` (kdt/operators/<operator>/kind.py), declares KINDS,
+    all listed in the registry's ALL (else its kinds are invisible to every stage)."""
     registered = {id(k) for k in K.ALL}
-    for path in (PKG / "kinds").glob("*.py"):
-        if path.name in ("__init__.py", "base.py"):
-            continue
-        mod = __import__(f"kdt.kinds.{path.stem}", fromlist=["KINDS"])
+    paths = [p for p in (PKG / "kinds").glob("*.py") if p.name != "__init__.py"] + \
+        [p for p in sorted(PKG.glob("operators/*/kind.py")) if p.parent.name != "framework"]
+    assert len(paths) >= 6
+    for path in paths:
+        mod = __import__(_module(path), fromlist=["KINDS"])
         assert hasattr(mod, "KINDS"), f"{path.name} declares no KINDS"
         assert all(id(k) in registered for k in mod.KINDS), f"{path.name}: not every kind is in kdt.kinds.ALL"
 

@@ -15,13 +15,11 @@ Exit codes: 0 done, 1 a component failed (named, with the end of its log), 2 bad
 """
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 from . import Parser, invoke
 from .. import versions

@@ -221,7 +221,7 @@ def _supervisor(pods: list, ctls: list, docs: list, opts, tl):
     for another); the problems of its preparation are _Stop."""
     import random
     from ..run import netshim
-    from ..run.pods import service_names
+    from ..operators.framework.pods import service_names
     from ..run.supervisor import Supervisor
     objects = {(d.kind, d.name): d.data for d in docs
                if (K.SECRET.matches(d) or K.CONFIGMAP.matches(d)) and isinstance(d.data, dict)}
@@ -296,7 +296,7 @@ def main(argv=None) -> int:
 
 def _plan(sup, pods: list, name: str) -> int:
     """--dry-run: what would start, where; nothing is started."""
-    from ..run.pods import describe_argv
+    from ..operators.framework.pods import describe_argv
     print(f"# kdt run {name} --dry-run: {len(pods)} pod(s); nothing started")
     for pod in pods:
         for c in [*pod.init_containers, *pod.containers]:

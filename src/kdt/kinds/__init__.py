@@ -2,7 +2,7 @@
 
 In the spirit of Trainer's plugin registry (pkg/runtime/framework/plugins/registry.go) and Kueue's
 per-framework integrations (pkg/controller/jobframework): each module declares its kinds' identity,
-schema source and releases, and the hooks the stages call (`kdt.kinds.base.Kind`: pod templates for
+schema source and releases, and the hooks the stages call (`kdt.operators.framework.kind.Kind`: pod templates for
 lint and validation, expansion for the merge preview, rows for the summary, pods and controllers for
 `kdt run`). The stages ask this module; none of them names a kind.
 
@@ -21,8 +21,12 @@ from ..operators.jobset import facts as JS
 from ..operators import scheduling as S
 from ..operators.trainer_v2 import facts as TV2
 from ..operators.training_operator_v1 import facts as TO1
-from . import argocd, core, jobset, scheduling, statefulset, trainer_v2, training_operator_v1
-from .base import ANY, DATA, JOB, PODS, RUNTIME, ExpandContext, Kind, MigrateContext, PodTemplate, Workload
+from . import argocd, core, scheduling
+from ..operators.jobset import kind as jobset
+from ..operators.statefulset import kind as statefulset
+from ..operators.trainer_v2 import kind as trainer_v2
+from ..operators.training_operator_v1 import kind as training_operator_v1
+from ..operators.framework.kind import ANY, DATA, JOB, PODS, RUNTIME, ExpandContext, Kind, MigrateContext, PodTemplate, Workload
 
 __all__ = ["ANY", "DATA", "JOB", "PODS", "RUNTIME", "ExpandContext", "Kind", "MigrateContext", "PodTemplate", "Workload",
            "ALL", "of", "lookup", "of_object", "by_role", "pod_templates", "containers", "local_pods", "runtimes",

@@ -23,15 +23,14 @@ from pathlib import Path
 from typing import Callable
 
 from ..findings import Finding
-from . import controllers as C
+from ..operators.framework import controller as C
 from ..operators import gitsync
 from . import gitsync_local, netshim
 from .faults import Fault
 from .image import APP_TRAINING, FILLERS, facts
 
 image_facts = functools.lru_cache(maxsize=None)(facts)   # a Dockerfile is read once per run, not per container start
-from .pods import (Container, EnvError, LocalPod, claim_inputs, container_env, describe_argv, expand_refs,
-                   volume_folders)
+from ..operators.framework.pods import Container, EnvError, LocalPod, claim_inputs, container_env, describe_argv, expand_refs, volume_folders
 from .timeline import Timeline, read_tagged
 
 PASS_ENV = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "LD_LIBRARY_PATH")
@@ -501,8 +500,7 @@ class Supervisor:
             return
         if code == 0 and ctl.keep_running_after_zero_exit(r.pod.name):
             r.exited[c.name] = code
-            if isinstance(ctl, C.StatefulSetController):
-                ctl.on_finished(r.pod.name)
+            ctl.on_finished(r.pod.name)
             return
         if C.restarts_in_place(policy, code):
             self.tl.add("restart", r.pod.shown, f"container {c.name} restarts in place (restartPolicy {policy})")

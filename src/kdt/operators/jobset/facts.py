@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ... import versions
 from ...fields import as_int
+from .. import kubernetes as K8S
 
 GROUP = "jobset.x-k8s.io"
 KIND = "JobSet"
@@ -243,7 +244,7 @@ LABEL_JOB_RESTART_ATTEMPT = "jobset.sigs.k8s.io/job-restart-attempt"
 # JOB_COMPLETION_INDEX; the label `batch.kubernetes.io/job-name` names its Job.
 COMPLETION_INDEX_KEY = "batch.kubernetes.io/job-completion-index"
 LABEL_JOB_NAME = "batch.kubernetes.io/job-name"
-ENV_COMPLETION_INDEX = "JOB_COMPLETION_INDEX"
+ENV_COMPLETION_INDEX = K8S.ENV_COMPLETION_INDEX
 # kubernetes v1.36.3 pkg/controller/job/indexed_job_utils.go addCompletionIndexEnvVariable: the env reads the
 # pod's label (the annotation before the pod-index label went GA).
 ENV_COMPLETION_INDEX_FIELD = f"metadata.labels['{COMPLETION_INDEX_KEY}']"
