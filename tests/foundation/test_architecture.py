@@ -240,3 +240,31 @@ def test_no_package_binds_a_name_that_a_submodule_of_it_also_has():
                 clashes += [f"{init.relative_to(ROOT)}: {a.asname or a.name}" for a in node.names
                             if (a.asname or a.name) in subs and (a.asname or a.name) != node.module]
     assert not clashes, clashes
+
+
+def test_the_command_layer_parses_and_prints():
+    """Each command's `main` (kdt/cli/*.py) is at most 60 lines: it parses its arguments, calls the stage that does
+    the work (kdt.merge_preview.preview_targets, kdt.validate_run.validate_targets, ...) and prints (#54)."""
+    long = []
+    for path in sorted((PKG / "cli").glob("*.py")):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.FunctionDef) and node.name == "main" and node.end_lineno - node.lineno + 1 > 60:
+                long.append(f"{path.relative_to(ROOT)}: {node.end_lineno - node.lineno + 1} lines")
+    assert not long, long
+
+
+def test_no_table_of_kinds_outside_the_registry_and_the_operators():
+    """A kind's facts (its scope, apply tier, how its job ends, ...) are its Kind's in the registry: no module outside
+    kdt/kinds and kdt/operators keeps a table (a tuple, set, list or dict written at module level) of two or more
+    registered kind names (kdt.live once kept four that disagreed)."""
+    tables = []
+    for mod, path in _modules().items():
+        if mod.startswith(("kdt.kinds", "kdt.operators")):
+            continue
+        for node in ast.parse(path.read_text()).body:
+            value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+            elts = (value.keys if isinstance(value, ast.Dict) else
+                    value.elts if isinstance(value, (ast.Tuple, ast.Set, ast.List)) else [])
+            if sum(1 for e in elts if isinstance(e, ast.Constant) and e.value in _KIND_NAMES) >= 2:
+                tables.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not tables, "ask the registry (kdt.kinds) for the kind's facts: " + ", ".join(tables)
