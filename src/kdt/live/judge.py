@@ -33,17 +33,10 @@ from ..errors import UsageError
 from . import admission as A
 from .admission import Admission, Unit, cleanup  # noqa: F401  (the judge's interface)
 
-#: differences with a known cause: (kind or "*", JSON path regex, cause, only where the preview has no value).
+#: differences with a known cause: (kind or "*", JSON path regex, cause, only where the preview has no value), each
+#: row the registered kind's whose operator it concerns (`Kind.explained`, kdt/operators/<operator>/kind.py).
 #: Each row says why the preview and the cluster may differ there and still both be right.
-EXPLAINED: list[tuple[str, str, str, bool]] = [
-    ("Pod", r"^metadata\.labels\.controller-revision-hash$",
-     "the StatefulSet's current ControllerRevision (<set>-<hash of its template>, kubernetes "
-     "pkg/controller/statefulset/stateful_set_utils.go setPodRevision): a name the cluster assigns", True),
-    ("ConfigMap", r"^data\.runtime\.",
-     "Trainer 2.3's runtime snapshot (pkg/runtime/core/snapshot.go) is the runtime as the API server stored it, "
-     "its CRD's defaults applied (replicatedJobs[].replicas 1, groupName default) and marshalled from Go's "
-     "types (empty structs as {}); the preview writes the runtime as rendered", True),
-]
+EXPLAINED: list[tuple[str, str, str, bool]] = [row for k in K.ALL for row in k.explained]
 
 # what a cluster assigns: never compared
 _ASSIGNED_META = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields", "selfLink",

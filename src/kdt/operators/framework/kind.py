@@ -130,6 +130,10 @@ class Kind:
     # the status conditions (type, status True) that end a job of this kind: (succeeded, failed); None: not a job
     # whose end a run waits for
     ends: tuple[str, str] | None = None
+    # the live judge's rows (kdt.live.judge.EXPLAINED) that explain a difference between the merge preview and what
+    # the operator creates from a job of this kind: (object kind or "*", JSON path regex, cause, only where the
+    # preview has no value)
+    explained: tuple = ()
 
     @property
     def apply_tier(self) -> int:

@@ -20,6 +20,9 @@ from ...resources import pod_gpus, pod_requests, procs_per_node
 class StatefulSet(Kind):
     group, kind, versions = "apps", "StatefulSet", ("v1",)
     role = JOB
+    explained = (("Pod", r"^metadata\.labels\.controller-revision-hash$",
+                  "the StatefulSet's current ControllerRevision (<set>-<hash of its template>, kubernetes "
+                  "pkg/controller/statefulset/stateful_set_utils.go setPodRevision): a name the cluster assigns", True),)
     releases = ("1.28+",)      # the apps.kubernetes.io/pod-index label (Kubernetes 1.28)
 
     def pod_templates(self, doc) -> Iterator[PodTemplate]:

@@ -35,6 +35,10 @@ class TrainJob(_Trainer):
     kind = TV2.TRAINJOB
     role = JOB
     ends = TV2.TRAINJOB_ENDS
+    explained = (("ConfigMap", r"^data\.runtime\.",
+                  "Trainer 2.3's runtime snapshot (pkg/runtime/core/snapshot.go) is the runtime as the API server stored "
+                  "it, its CRD's defaults applied (replicatedJobs[].replicas 1, groupName default) and marshalled from "
+                  "Go's types (empty structs as {}); the preview writes the runtime as rendered", True),)
 
     def reencodes(self, data: dict) -> bool:
         return TV2.webhook_reencodes(data)
