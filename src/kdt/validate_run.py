@@ -32,6 +32,7 @@ class Options:
     crds: tuple = ()
     jobs: int | None = None
     inventory: bool = False          # keep every document validated (junit's inventory)
+    apply: str = "server-side"       # client-side | server-side: how the manifests are applied (kdt.validate)
 
 
 @dataclass
@@ -71,7 +72,7 @@ def validate_targets(tlist, o: Options) -> Run:
                                           build=built_documents)
         schema = validate_documents(r.documents, kubernetes_version=o.kubernetes_version,
                                     trainer_version=decision.release, ignore_missing_schemas=o.ignore_missing_schemas,
-                                    crds=o.crds, found=found, training_operator=o.training_operator)
+                                    crds=o.crds, found=found, training_operator=o.training_operator, apply=o.apply)
         run.findings.extend(supersede(r.findings, schema) + schema)
         run.documents += len(r.documents)
         run.inventory.extend(r.documents)
@@ -93,7 +94,7 @@ def _validate_file(t, o: Options, scanned: list, found, run: Run, empty: list):
                                       build=built_documents)
     got = validate_stream(lines, t.name, o.kubernetes_version, decision.release, o.ignore_missing_schemas,
                           inventory=o.inventory, size_hint=size, crds=o.crds, found=found,
-                          training_operator=o.training_operator, paths=paths, named=not t.in_folder)
+                          training_operator=o.training_operator, paths=paths, named=not t.in_folder, apply=o.apply)
     problems += got.findings
     if got.documents == 0 and not problems and str(t.path) == "-" and is_blank(head):
         # kubeconform: empty standard input fails; a blank file named passes with 0 resources.

@@ -71,6 +71,11 @@ def _parser() -> Parser:
                    help="Training Operator release of the kubeflow.org/v1 kinds (PyTorchJob, TFJob, MPIJob, "
                         "PaddleJob, XGBoostJob, JAXJob), checked against its official CRDs "
                         f"(default: {versions.TRAINING_OPERATOR_DEFAULT})")
+    p.add_argument("--apply", choices=("client-side", "server-side"),
+                   help="how the manifests are applied: a custom resource's null only server-side apply keeps is an "
+                        "error for server-side (kubectl apply --server-side, Argo CD ServerSideApply=true), a warning "
+                        "for client-side kubectl apply, which drops it (default: .kdt-cluster.yaml `apply`, else "
+                        "client-side)")
     add_jobs_arg(p)
     add_output_args(p)
     add_live_arg(p)
@@ -79,13 +84,17 @@ def _parser() -> Parser:
 
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
+    if args.apply is None:
+        from ..cluster_file import load as load_cluster
+        args.apply = load_cluster().apply
     crds = tuple(args.crd)
     if crds:
         from ..schemas import crds as crd_schemas
         crd_schemas.load(crds)         # a usage error (one line, exit 2) before anything is validated
     tlist = targets.resolve(args.paths, changed=args.changed_files)
     run = validate_targets(tlist, Options(args.kubernetes_version, args.trainer_version, args.training_operator_version,
-                                          args.ignore_missing_schemas, crds, args.jobs, args.format == "junit"))
+                                          args.ignore_missing_schemas, crds, args.jobs, args.format == "junit",
+                                          args.apply))
     findings = run.findings
     if args.live:
         from ..live import check as live_check
