@@ -68,6 +68,7 @@ class DaemonSet(_Templated):
 
 class Job(_Templated):
     group, kind, versions = "batch", "Job", ("v1",)
+    rest = True
     ends = ("Complete", "Failed")      # k8s.io/api v0.36.3 batch/v1 types.go JobComplete, JobFailed
 
     def kueue_workload(self, doc, ctx, expanded=None):
@@ -91,6 +92,7 @@ class CronJob(_Templated):
 
 class Pod(Kind):
     group, kind, versions = "", "Pod", ("v1",)
+    rest = True
     role = PODS
 
     def pod_templates(self, doc) -> Iterator[PodTemplate]:
@@ -100,6 +102,7 @@ class Pod(Kind):
 
 class Service(Kind):
     group, kind, versions = "", "Service", ("v1",)
+    rest = True
     tier = 2
 
 
@@ -110,6 +113,7 @@ class Secret(Kind):
 
 class ConfigMap(Kind):
     group, kind, versions = "", "ConfigMap", ("v1",)
+    rest = True
     tier = 1
 
 

@@ -206,18 +206,18 @@ def judge(cluster, target: str, docs: list[Document], release: str, ours: dict |
     return res
 
 
-#: the kinds the judge reads and creates by the API server's REST interface (kdt.live.api: one kept-alive
-#: connection, no kubectl process per poll or per dry run): kind -> (apiVersion, resource)
-_REST = {"Pod": ("v1", "pods"), "Service": ("v1", "services"), "ConfigMap": ("v1", "configmaps"),
-         "Job": ("batch/v1", "jobs"), "JobSet": ("jobset.x-k8s.io/v1alpha2", "jobsets")}
+def _rest_kind(kind: str, api_version: str | None = None):
+    """The registered kind the judge reads and creates by the API server's REST interface (kdt.live.api: one
+    kept-alive connection, no kubectl process per poll or per dry run): its `Kind.rest`; None for any other."""
+    return next((k for k in K.ALL if k.rest and k.kind == kind and api_version in (None, k.api_version)), None)
 
 
 def _rest_path(kind: str, namespace: str, api_version: str | None = None) -> str | None:
-    got = _REST.get(kind)
-    if got is None or (api_version is not None and api_version != got[0]):
+    k = _rest_kind(kind, api_version)
+    if k is None:
         return None
-    base = "/api/v1" if got[0] == "v1" else f"/apis/{got[0]}"
-    return f"{base}/namespaces/{namespace}/{got[1]}"
+    base = f"/apis/{k.api_version}" if k.group else f"/api/{k.api_version}"
+    return f"{base}/namespaces/{namespace}/{k.kind.lower()}s"
 
 
 def _api(cluster):
@@ -231,18 +231,18 @@ def _api(cluster):
 
 def _live_objects(cluster, kinds: set[str], namespaces: set[str]) -> list[dict]:
     """What the cluster holds of `kinds` in `namespaces` (it is polled while the controllers work): the kinds of
-    `_REST` by the REST interface (each item given its kind and apiVersion, as kubectl gives them), any other in
+    `Kind.rest` by the REST interface (each item given its kind and apiVersion, as kubectl gives them), any other in
     one kubectl call per namespace, each resource alone only when the joint call fails (a kind not served)."""
     from .api import ApiError
     out: list[dict] = []
-    rest = sorted(k for k in kinds if k in _REST)
+    rest = sorted(k for k in kinds if _rest_kind(k) is not None)
     for ns in sorted(namespaces):
         for k in rest:
             try:
                 got = _api(cluster).items(_rest_path(k, ns))
             except ApiError:
                 continue        # not served here
-            out.extend({"apiVersion": _REST[k][0], "kind": k, **i} for i in got)
+            out.extend({"apiVersion": _rest_kind(k).api_version, "kind": k, **i} for i in got)
     resources = {"PodGroup": "podgroups"}
     wanted = sorted(resources[k] for k in kinds if k in resources)
     if not wanted:

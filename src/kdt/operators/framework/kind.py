@@ -134,6 +134,9 @@ class Kind:
     # the operator creates from a job of this kind: (object kind or "*", JSON path regex, cause, only where the
     # preview has no value)
     explained: tuple = ()
+    # the live judge reads and creates its objects by the API server's REST interface (kdt.live.judge; its resource:
+    # the kind in lower case, plural with an s), not by kubectl
+    rest: bool = False
 
     @property
     def apply_tier(self) -> int:

@@ -32,6 +32,7 @@ class JobSet(Kind):
     group, kind, versions = JS.GROUP, JS.KIND, ("v1alpha2",)
     role = JOB
     ends = JS.JOBSET_ENDS
+    rest = True
     operator = "JobSet"
     schema_source = ("generated from kubeflow-trainer-api's models (kdt.schemas.generate) + the CRD's enums and "
                      "CEL rules, after the JobSet webhook's defaults (kdt.operators.jobset.facts)")
