@@ -37,18 +37,47 @@ def requires(gomod: str) -> tuple[str, list[str]]:
     return go, reqs
 
 
+# Where the module proxy refuses a module version a release's build list names, the nearest patch release it
+# serves instead, with why (written into the module as a replace directive and a comment).
+SUBSTITUTES = {
+    "scheduler-plugins": {"k8s.io/csi-translation-lib": (
+        "v0.34.5", "the module proxy refuses v0.34.7 and v0.34.6 (403 Forbidden: not available); the scheduler's "
+                   "nodevolumelimits plugin imports it; v0.34.5 is the newest patch release it serves")},
+}
+
+
+def replaces(gomod: str) -> list[str]:
+    """The release's replace directives that name a module version (a replace by a local path is its own
+    checkout's and cannot be followed): scheduler-plugins pins k8s.io's staging modules so."""
+    out = []
+    for block in re.findall(r"^replace \((.*?)^\)", gomod, re.M | re.S):
+        out += [ln.split("//")[0].strip() for ln in block.splitlines() if ln.split("//")[0].strip()]
+    out += [m.split("//")[0].strip() for m in re.findall(r"^replace ([^(].*)$", gomod, re.M)]
+    return [r for r in out if not r.split("=>")[1].strip().startswith((".", "/"))]
+
+
 def generate(c: R.Component, out: Path) -> None:
     src = build.module_dir(c.module, c.version)
-    go, reqs = requires((src / "go.mod").read_text())
+    text = (src / "go.mod").read_text()
+    go, reqs = requires(text)
+    reps = replaces(text)
+    subs = SUBSTITUTES.get(c.name, {})
+    reps = [r for r in reps if r.split("=>")[0].strip() not in subs]
+    reps += [f"{mod} => {mod} {ver} // {why}" for mod, (ver, why) in subs.items()]
     lines = [f"// The {c.name} manager at {c.version}: its release's build list (scripts/gen_live_modules.py).",
              f"module kdt.live/{c.name}-{c.version}", "", f"go {go}", "", "require (",
              f"\t{c.module} {c.version}", *(f"\t{r}" for r in reqs), ")", ""]
+    if reps:
+        lines += ["replace (", *(f"\t{r}" for r in reps), ")", ""]
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
         (t / "go.mod").write_text("\n".join(lines))
         env = build.go_env()
         env["GOFLAGS"] = "-mod=mod"
-        proc = subprocess.run(["go", "build", "-o", "/dev/null", c.package], cwd=t, env=env, capture_output=True, text=True)
+        # `go list -deps` loads every package the build compiles, so Go fills go.sum as a build would,
+        # without compiling (the build itself is kdt.live.build's)
+        proc = subprocess.run(["go", "list", "-deps", "-e=false", c.package], cwd=t, env=env, capture_output=True,
+                              text=True)
         if proc.returncode != 0:
             raise SystemExit(f"{c.name} {c.version}: {proc.stderr.strip()[-800:]}")
         out.mkdir(parents=True, exist_ok=True)

@@ -147,6 +147,8 @@ def build_all(args) -> int:
                 if (c.name, c.version) not in done:
                     build.operator(c)
                     done.add((c.name, c.version))
+    for c in R.schedulers():       # Kueue, coscheduling, KWOK: `kdt run --live --simulate` (kdt.live.schedulers)
+        build.operator(c)
     print(f"live: every binary is built ({_t.monotonic() - t0:.0f} s); in {build.cache_root() / 'bin'}", file=sys.stderr)
     return 0
 

@@ -101,6 +101,16 @@ JOBSET_MODULE = "sigs.k8s.io/jobset"
 TRAINING_OPERATOR_MODULE = "github.com/kubeflow/training-operator"
 KUEUE_MODULE = "sigs.k8s.io/kueue"
 SCHEDULER_PLUGINS_MODULE = "sigs.k8s.io/scheduler-plugins"
+KWOK_MODULE = "sigs.k8s.io/kwok"
+
+
+def schedulers() -> tuple[Component, ...]:
+    """What a scale run adds to the control plane: Kueue's manager, scheduler-plugins' scheduler (its
+    coscheduling plugin) and the KWOK controller that simulates nodes, each at its pinned release."""
+    return (Component("kueue", f"{KUEUE_MODULE}/cmd/kueue", versions.KUEUE, KUEUE_MODULE),
+            Component("scheduler-plugins", f"{SCHEDULER_PLUGINS_MODULE}/cmd/scheduler", versions.SCHEDULER_PLUGINS,
+                      SCHEDULER_PLUGINS_MODULE),
+            Component("kwok", f"{KWOK_MODULE}/cmd/kwok", versions.KWOK, KWOK_MODULE))
 
 
 def trainer(release: str) -> tuple[Component, Component]:
@@ -134,6 +144,7 @@ def operator_components() -> list[Component]:
         c = training_operator(release)
         if c not in out:
             out.append(c)
+    out.extend(schedulers())
     return out
 
 
