@@ -261,13 +261,9 @@ def main(argv=None) -> int:
     from ..run.supervisor import Options
     from ..run.timeline import Timeline
     faults = [FAULTS.parse(s, "kill") for s in args.kill] + [FAULTS.parse(s, "lose") for s in args.lose]
-    extra_env = dict(_env_pair(e) for e in args.env)
+    extra_env = _extra_env(args)
     claims = dict(_volume_pair(v) for v in args.volume)
     git_repos = dict(_git_repo_pair(v) for v in args.git_repo)
-    if args.max_steps is not None:
-        extra_env["TRAINKIT_MAX_STEPS"] = str(args.max_steps)
-    if args.step_sleep is not None:
-        extra_env["TRAINKIT_STEP_SLEEP"] = str(args.step_sleep)
     for path in (args.timeline, args.events):
         if path and not Path(path).resolve().parent.is_dir():
             raise UsageError(f"{path}: folder {Path(path).parent} does not exist")
@@ -310,6 +306,16 @@ def main(argv=None) -> int:
     finally:
         if endpoint is not None:
             endpoint.stop()
+
+
+def _extra_env(args) -> dict:
+    """--env, and the run's knobs the training loop reads (trainkit: TRAINKIT_MAX_STEPS, TRAINKIT_STEP_SLEEP)."""
+    env = dict(_env_pair(e) for e in args.env)
+    if args.max_steps is not None:
+        env["TRAINKIT_MAX_STEPS"] = str(args.max_steps)
+    if args.step_sleep is not None:
+        env["TRAINKIT_STEP_SLEEP"] = str(args.step_sleep)
+    return env
 
 
 def _trainer_status(pods: list, run_dir: Path, tl, opts):
