@@ -11,6 +11,10 @@
     # this file): the PriorityClasses, Kueue's queues, flavors and quota, Volcano's queues.
     objects:
       - deploy/cluster/kueue
+    # The Secrets the administrator creates in the cluster (`name`: in every namespace the jobs use, or
+    # `namespace/name`), by name only: their data never belongs in the repository.
+    secrets:
+      - s3-credentials
 
 Read by `kdt merge-preview`, `lint` and `preview` (the init container every Worker pod of a PyTorchJob
 with a Master gets, which the lint rule pod-security judges; the PodGroup a gang scheduler makes), from
@@ -18,7 +22,8 @@ the repository root unless a command names another template (`--pytorch-init-con
 merge-preview's `--gang-scheduler NAME` likewise). Without the file: the operator's defaults
 (kdt.operators.training_operator_v1.pytorch_init; no gang scheduler). `objects` are rendered the first time a lint rule asks
 (`Cluster.objects`): the rules that join a job to the cluster's objects (kueue-*) read them beside the
-documents of the run, as what the cluster has for certain.
+documents of the run, as what the cluster has for certain; `secrets` likewise, for the rules that check a
+Secret a job names exists (trainjob-initializer-secret).
 """
 from __future__ import annotations
 
@@ -44,6 +49,7 @@ class Cluster:
     pytorch_init: PI.InitTemplate = field(default_factory=PI.InitTemplate)
     gang_scheduler: str | None = None     # the Training Operator's --gang-scheduler-name
     object_paths: tuple[str, ...] = ()      # `objects`, as paths the targets module resolves
+    secrets: tuple[str, ...] = ()           # `secrets`: `name` or `namespace/name`
 
     @cached_property
     def objects(self) -> list:
@@ -89,8 +95,11 @@ def load(path: str | None = None, init_template: str | None = None) -> Cluster:
             raise UsageError(f"{p}:{errors[0]}")
         data = docs[0] if docs and docs[0] is not None else {}
     shown = _display(p)
-    if not isinstance(data, dict) or set(data) - {"trainingOperator", "objects"}:
-        raise UsageError(f"{shown}: expected a mapping with `trainingOperator` and `objects` only")
+    if not isinstance(data, dict) or set(data) - {"trainingOperator", "objects", "secrets"}:
+        raise UsageError(f"{shown}: expected a mapping with `trainingOperator`, `objects` and `secrets` only")
+    secrets = data.get("secrets") or []
+    if not isinstance(secrets, list) or not all(isinstance(x, str) and x and x.count("/") <= 1 for x in secrets):
+        raise UsageError(f"{shown}: secrets is a list of Secret names (`name` or `namespace/name`)")
     objects = data.get("objects") or []
     if not isinstance(objects, list) or not all(isinstance(o, str) and o for o in objects):
         raise UsageError(f"{shown}: objects is a list of paths (kustomization folders or YAML files)")
@@ -116,4 +125,4 @@ def load(path: str | None = None, init_template: str | None = None) -> Cluster:
     elif to.get("pytorchInitContainerTemplateFile"):
         file = p.parent / str(to["pytorchInitContainerTemplateFile"])
         template = PI.load(file, image, tries, _display(file))
-    return Cluster(shown if data else "", template, gang, paths)
+    return Cluster(shown if data else "", template, gang, paths, tuple(secrets))
