@@ -40,7 +40,7 @@ SRC = ROOT / "src"
 def _plan(name: str, out: str) -> int:
     """Step 1, in the repository's root: its jobs (kdt.live.judge.plan) pickled into `out`."""
     sys.path.insert(0, str(SRC))
-    from kdt import cluster as cluster_file
+    from kdt import cluster_file
     from kdt import targets
     from kdt.live.judge import plan
     from kdt.render import render_all

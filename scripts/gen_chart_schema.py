@@ -9,7 +9,8 @@ the project targets (kdt.versions.KUBERNETES_DEFAULT), embedded under `$defs`.
 A misspelt field (`podSecurityContext.runAsUsr`) then fails `helm install`
 with Helm's own message instead of being dropped on the way to the cluster.
 `trainJob.trainerVersion` takes the labels of the Trainer shapes' table
-(kdt.operators.trainer_v2.shapes), so a new shape's label is written here too.
+(kdt.operators.trainer_v2.shapes), so a new shape's label is written here too, and `trainJob.managedBy`
+the values Trainer's CEL rule allows (kdt.operators.trainer_v2.facts.MANAGED_BY), or "".
 
     .venv/bin/python scripts/gen_chart_schema.py          # rewrite the file
     .venv/bin/python scripts/gen_chart_schema.py --check  # exit 1 if it is stale (make chart, tests)
@@ -26,6 +27,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from kdt import versions  # noqa: E402
 from kdt.generated import write_or_check  # noqa: E402
+from kdt.operators.trainer_v2 import facts as TV2  # noqa: E402
 from kdt.operators.trainer_v2 import shapes as SH  # noqa: E402
 from kdt.schemas import closure, kubernetes_pool  # noqa: E402
 
@@ -52,7 +54,8 @@ def generate(current: dict) -> dict:
         props[value] = {"type": "array", "items": ref} if is_list else ref
     train_job = dict(props["trainJob"])
     train_job["properties"] = {**train_job["properties"], "trainerVersion": {
-        **train_job["properties"]["trainerVersion"], "enum": [s.label for s in SH.SHAPES]}}
+        **train_job["properties"]["trainerVersion"], "enum": [s.label for s in SH.SHAPES]},
+        "managedBy": {**train_job["properties"].get("managedBy", {}), "enum": ["", *TV2.MANAGED_BY]}}
     props["trainJob"] = train_job
     out["properties"] = props
     out["$comment"] = (f"$defs: Kubernetes {versions.KUBERNETES_DEFAULT} strict definitions, written by "

@@ -465,13 +465,13 @@ class FineTune:
         self.tracker = Tracker(rank=env.rank + (ft.group_id * env.world_size if ft else 0), run_name=args.run_name,
                                output_dir=args.output_dir,
                                params={k: v for k, v in vars(args).items() if k not in ("device",)})
-        self.counters = {"tokens": 0, "grad_norm": None}
+        self.counters = {"tokens": 0, "grad_norm": None, "target_tokens": 0.0, "t0": None}
         self.best = {"val_loss": None, "step": None, "epoch": None}
         self.trainer = Trainer(env, args, model=self.model, raw_model=self.raw, optimizer=self.optimizer,
                                scheduler=self.scheduler, sampler=self.sampler, step_fn=self.step_fn, mode=self.mode,
                                eval_fn=self.evaluate if val_set else None, eval_every=args.eval_every,
                                extra_state=(self.get_extra, self.set_extra), after_step=self.after_step,
-                               name="llm", ft=ft)
+                               name="llm", ft=ft, progress_metrics=self.progress_metrics)
 
     def writes_outputs(self) -> bool:
         """Whether this process group writes best/final/report: the only one, or, with replica groups,
@@ -516,6 +516,9 @@ class FineTune:
         if ft is not None:
             ft.sum_across_groups(tokens)                     # and over the replica groups of this step
         global_tokens = max(1.0, tokens.item())
+        if self.counters["t0"] is None:
+            self.counters["t0"] = time.perf_counter()
+        self.counters["target_tokens"] += tokens.item()
         scale = batch.world_size / global_tokens             # gradients: the mean over the step's target tokens
         loss_sum = 0.0
         for k in range(n_micro):
@@ -583,6 +586,14 @@ class FineTune:
 
     def after_step(self, step: int, loss: float, lr: float) -> None:
         self.tracker.metrics(step, {"train_loss": loss, "lr": lr, "grad_norm": self.counters["grad_norm"]})
+
+    def progress_metrics(self) -> dict:
+        """What the TrainJob's status shows besides loss and validation perplexity: the job's target tokens
+        (those carrying a loss, summed over every rank) per second since this run's first step."""
+        t0 = self.counters["t0"]
+        elapsed = time.perf_counter() - t0 if t0 is not None else 0.0
+        return {"target_tokens_per_s": round(self.counters["target_tokens"] / elapsed, 2) if elapsed > 0 else None,
+                "grad_norm": self.counters["grad_norm"]}
 
     def get_extra(self) -> dict:
         return {"best": dict(self.best)}

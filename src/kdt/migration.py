@@ -405,7 +405,7 @@ def migrate_targets(tlist: list[T.Target], version: str, runtimes: list[Document
                     cluster=None, manager: str = "torch-k8s.io/kdt-migrate") -> list[Result]:
     """Every target migrated to the Trainer shape `version` ("2.1" or "2.3"), proved; written to `output` (whole
     or not at all) when given, else to a folder removed afterwards."""
-    from .cluster import load
+    from .cluster_file import load
     cluster = cluster or load(None, None)
     version = release(version)
     parent = output.resolve().parent if output is not None else None

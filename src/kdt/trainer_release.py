@@ -12,7 +12,7 @@ In order, the first that answers:
    wget) that applies a ref, installs the chart or fetches a release asset (`kubectl apply -k ...?ref=...`,
    `helm install ... kubeflow-trainer --version ...`; shell variables set earlier in the same file,
    `export VERSION=v2.1.0`, are read; prose that names a ref pins nothing);
-4. the shape its TrainJobs and runtimes use (`shape`): the release whose schema every one of them fits
+4. the shape its TrainJobs and runtimes use (`fitting_release`): the release whose schema every one of them fits
    when only one does (a TrainJob with `podTemplateOverrides` fits 2.1 only, one with `runtimePatches`
    2.2 and later);
 5. kdt.versions.TRAINER_DEFAULT.
@@ -218,7 +218,7 @@ def _first_error(ks: schemas.KindSchema, data: dict) -> str:
     return "the object"
 
 
-def shape(docs, kubernetes_version: str = versions.KUBERNETES_DEFAULT) -> Decision | None:
+def fitting_release(docs, kubernetes_version: str = versions.KUBERNETES_DEFAULT) -> Decision | None:
     """The one release whose schemas every TrainJob and runtime of `docs` fits, when only one does."""
     trainer_docs = [d for d in docs if isinstance(d.data, dict) and (K.TRAINJOB.matches(d) or K.runtimes([d]))]
     if not trainer_docs:
@@ -271,7 +271,7 @@ def decide(target: targets.Target, docs=None, option: str | None = None, text: s
     pin = repository_pin(ROOT)
     if pin is not None:
         return pin
-    found = shape(docs, kubernetes_version) if docs else None
+    found = fitting_release(docs, kubernetes_version) if docs else None
     return found or Decision(versions.TRAINER_DEFAULT, "default")
 
 

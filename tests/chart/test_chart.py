@@ -158,6 +158,39 @@ def test_trainjob_num_proc_per_node_by_trainer_version(version, procs, want):
     assert ("runtimePatches" in tj["spec"]) == (version == "2.2+")
 
 
+@pytest.mark.parametrize("version", ["2.1", "2.2+"])
+def test_trainjob_deadline_and_managed_by(version):
+    """2.2+: spec.activeDeadlineSeconds; 2.1 has none, so the created runtime's trainer Job carries it."""
+    docs = template_docs("--set", "mode=trainjob", "--set-string", f"trainJob.trainerVersion={version}",
+                         "--set", "trainJob.activeDeadlineSeconds=7200",
+                         "--set", "trainJob.managedBy=kueue.x-k8s.io/multikueue")
+    tj = next(d for d in docs if d["kind"] == "TrainJob")
+    rt = next(d for d in docs if d["kind"] == "ClusterTrainingRuntime")
+    job_spec = rt["spec"]["template"]["spec"]["replicatedJobs"][0]["template"]["spec"]
+    assert tj["spec"]["managedBy"] == "kueue.x-k8s.io/multikueue"
+    assert tj["spec"].get("activeDeadlineSeconds") == (7200 if version == "2.2+" else None)
+    assert job_spec.get("activeDeadlineSeconds") == (7200 if version == "2.1" else None)
+    plain = template_docs("--set", "mode=trainjob")
+    tj = next(d for d in plain if d["kind"] == "TrainJob")
+    assert "activeDeadlineSeconds" not in tj["spec"] and "managedBy" not in tj["spec"]
+
+
+@pytest.mark.parametrize("sets,says", [
+    (["trainJob.managedBy=kueue"], "/trainJob/managedBy"),
+    (["trainJob.activeDeadlineSeconds=0"], "/trainJob/activeDeadlineSeconds"),
+])
+def test_trainjob_deadline_and_managed_by_refused_by_the_values_schema(sets, says):
+    proc = template("--set", "mode=trainjob", *[a for s in sets for a in ("--set", s)])
+    assert proc.returncode != 0 and says in proc.stderr, proc.stderr
+
+
+def test_a_2_1_deadline_on_an_existing_runtime_fails_the_render():
+    proc = template("--set", "mode=trainjob", "--set-string", "trainJob.trainerVersion=2.1",
+                    "--set", "trainJob.runtime.create=false", "--set", "trainJob.runtime.name=torch-distributed",
+                    "--set", "trainJob.activeDeadlineSeconds=60")
+    assert proc.returncode != 0 and "Trainer 2.1 has no TrainJob deadline" in proc.stderr, proc.stderr
+
+
 @pytest.mark.parametrize("mode,where", [("pytorchjob", "PyTorchJob"), ("elastic", "PyTorchJob"),
                                         ("statefulset", "StatefulSet"), ("trainjob", "ClusterTrainingRuntime"),
                                         ("tensorflow", "ClusterTrainingRuntime")])

@@ -490,6 +490,17 @@ def test_suspended_trainjob_makes_a_suspended_jobset_and_no_pod():
     assert "no pod yet (spec.suspend is true" in summary_line("t", objs)
 
 
+def test_a_trainjob_deadline_is_trainers_not_the_jobsets():
+    """v2.3.0 reconcileDeadline: the TrainJob fails and its JobSet is deleted; nothing of it is in the JobSet."""
+    from kdt.merge_preview import pod_notes
+    objs, findings = expand_documents(trainjob(spec=", activeDeadlineSeconds: 5400"), trainer_version="2.3")
+    assert findings == []
+    [js] = of_kind(objs, "JobSet")
+    assert "activeDeadlineSeconds" not in str(js.obj) and js.facts["active_deadline"] == 5400
+    assert "failed by Trainer 5400 s after creation or resume (spec.activeDeadlineSeconds)" in summary_line("t", objs)
+    assert any(n.startswith("spec.activeDeadlineSeconds 5400: the JobSet carries no deadline") for n in pod_notes(js))
+
+
 def test_trainjob_left_to_multikueue_and_unmodelled_plugins_say_so():
     result = expand_documents(trainjob(spec=", managedBy: kueue.x-k8s.io/multikueue"), trainer_version="2.3")
     assert result[0] == [] and "TrainJob controller leaves the job" in result.held[0].reason

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kdt import cluster, kinds as K
+from kdt import cluster_file as cluster, kinds as K
 from kdt import targets as T
 from kdt.expand.model import Loader
 from kdt.findings import ERROR

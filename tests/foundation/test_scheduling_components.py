@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from kdt import cluster
+from kdt import cluster_file as cluster
 from kdt.lint import lint_target
 from kdt.lint.pods import pod_templates
 from kdt.lint.rules._own_pods import selects

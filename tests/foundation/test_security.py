@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from kdt import cluster
+from kdt import cluster_file as cluster
 from kdt import podsecurity as PS
 from kdt import targets
 from kdt.merge_preview import expand_documents

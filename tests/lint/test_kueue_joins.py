@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from kdt import cluster, targets as T
+from kdt import cluster_file as cluster, targets as T
 from kdt.documents import load_stream
 from kdt.findings import ERROR, WARNING
 from kdt.lint import lint_documents, lint_target
@@ -232,3 +232,24 @@ def test_partial_admission_judges_a_batch_job_by_the_fewest_pods_it_accepts(tmp_
     assert [(f.rule, f.level) for f in found] == [("kueue-quota", ERROR)]      # 16 GPUs, 8 in the queue
     ann = "  annotations: {kueue.x-k8s.io/job-min-parallelism: \"2\"}\n"
     assert lint_files(tmp_path, {"job.yaml": batch.replace("ANN", ann), "queues.yaml": queues}) == []
+
+
+def test_a_trainjob_left_to_multikueue_needs_multikueues_objects(tmp_path):
+    """trainjob-multikueue: missing among the run's objects, a warning; among the cluster file's (the repository's
+    declares Kueue's objects and no MultiKueue), an error; the AdmissionCheck, its config and a cluster: clean."""
+    from lint_support import FIXTURES
+    fx = FIXTURES / "trainjob-multikueue"
+    bad, _ = load_stream((fx / "bad.yaml").read_text(), "bad.yaml")
+    good, _ = load_stream((fx / "good.yaml").read_text(), "good.yaml")
+    rule = ("trainjob-multikueue",)
+    found = {f.name: f for f in mine(lint_documents(bad, "2.3"), rule)}
+    assert found["tj"].level == WARNING and "no AdmissionCheck with controllerName kueue.x-k8s.io/multikueue in the " \
+        "files checked" in found["tj"].message and found["tj"].path == "spec.managedBy"
+    assert found["tj-unqueued"].level == ERROR and "without the kueue.x-k8s.io/queue-name label" in \
+        found["tj-unqueued"].message
+    on_repo = {f.name: f for f in mine(lint_documents(bad, "2.3", cluster=REPO), rule)}
+    assert on_repo["tj"].level == ERROR and "among the cluster's objects (.kdt-cluster.yaml)" in on_repo["tj"].message
+    assert mine(lint_documents(good, "2.3", cluster=REPO), rule) == []
+    no_cluster = [d for d in good if d.kind != "MultiKueueCluster"]
+    (f,) = mine(lint_documents(no_cluster, "2.3"), rule)
+    assert "MultiKueueConfig workers lists no MultiKueueCluster there is (worker-1)" in f.message

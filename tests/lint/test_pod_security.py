@@ -287,7 +287,7 @@ spec:
 
 
 def test_the_training_operators_init_container_is_judged_in_the_worker_pods():
-    from kdt import cluster
+    from kdt import cluster_file as cluster
     fs = lint(PYTORCHJOB)
     assert sorted((f.path, f.level) for f in fs) == [
         ("spec.pytorchReplicaSpecs.Worker.template.spec.initContainers[0].securityContext.allowPrivilegeEscalation", WARNING),

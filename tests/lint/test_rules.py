@@ -379,3 +379,12 @@ def test_dataset_initializer_uri_shapes(uri, level):
     docs, _ = load_stream(_initializer_job("x", uri), "t.yaml")
     got = [f.level for f in lint_documents(docs) if f.rule == "trainjob-initializer-uri"]
     assert got == ([level] if level else [])
+
+
+def test_deadline_against_the_first_checkpoint_reads_flags_shell_and_env():
+    docs, _ = load_paths([str(FIXTURES / "trainjob-deadline-checkpoint" / "bad.yaml")])
+    hits = {f.name: f for f in lint_documents(docs) if f.rule == "trainjob-deadline-checkpoint"}
+    assert hits["tj"].message.startswith("activeDeadlineSeconds 120 is shorter than the first checkpoint's 200 s at "
+                                         "least (--checkpoint-every 100 steps x --step-sleep 2 s)")
+    assert "--checkpoint-every 40 steps x TRAINKIT_STEP_SLEEP 2 s" in hits["tj-shell"].message
+    assert hits["tj"].path == "spec.activeDeadlineSeconds" and hits["tj"].level == WARNING

@@ -2,7 +2,7 @@
 case here, and the API server's and the operators' answers are set beside kdt's.
 
 Fixtures are written here. The control plane: Kubernetes v1.36.3, Trainer 2.3.0 with JobSet v0.12.0, the
-Training Operator v1.9.4, Kueue's and scheduler-plugins' CRDs (kdt.live.cluster), one for the checks.
+Training Operator v1.9.4, Kueue's and scheduler-plugins' CRDs (kdt.live.controlplane), one for the checks.
 """
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ def _create_dry(live, text: str) -> subprocess.CompletedProcess:
 
 
 def _options():
-    from kdt import cluster as cluster_file
+    from kdt import cluster_file
     return cluster_file.load().options
 
 
@@ -495,9 +495,9 @@ def test_each_class_on_the_real_control_plane(tmp_path):
     """One control plane (Trainer 2.3.0, JobSet v0.12.0, the Training Operator v1.9.4), started for these
     checks and stopped after them, so it costs the suite its start (about 20 s) and no idle time: every check
     runs, and the failures are reported together."""
-    from kdt import cluster as cluster_file
+    from kdt import cluster_file
     from kdt.live import releases as R
-    from kdt.live.cluster import Cluster
+    from kdt.live.controlplane import Cluster
     failures = []
     with Cluster.start(R.ReleaseSet(trainer="2.3"), folder=tmp_path / "cp", cluster_file=cluster_file.load()) as c:
         for check in CHECKS:

@@ -189,7 +189,7 @@ def test_gang_scheduling_is_compared_as_the_jobs_gang(ddp):
     # without a gang scheduler the Training Operator ignores schedulingPolicy; the runtime's podGroupPolicy is Trainer's
     (gang,) = [d for d in ddp["2.3"].jobs[0].differences if d.path == ("job", "gang")]
     assert (gang.before, gang.after, gang.row) == (None, {"timeout": 120, "needs": "every pod"}, "gang")
-    from kdt.cluster import Cluster
+    from kdt.cluster_file import Cluster
     r = _one(FIX / "ddp.yaml", "2.3", cluster=Cluster(gang_scheduler="volcano"))
     assert r.unexplained == 0                          # its schedulerName and annotations: the job's gang, the same
     assert not [d for d in r.jobs[0].differences if "gang" in d.path or "schedulerName" in d.path]
@@ -529,3 +529,36 @@ def test_mutated_jobs_are_findings_never_tracebacks(tmp_path):
         f.write_text("\n".join(lines) + "\n")
         (r,) = migrate_targets(T.from_args([str(f)]), rng.choice(["2.1", "2.3"]))
         assert isinstance(r.unexplained, int)
+
+
+# ------------------------------------------------------------------------------------------- deadlines
+def _chart_values(tmp_path, extra: str) -> Path:
+    """charts/trainer copied, with a values file beside its values.yaml: ci/ddp.yaml plus `extra`."""
+    import shutil
+    chart = tmp_path / "trainer"
+    shutil.copytree(ROOT / "charts" / "trainer", chart)
+    values = chart / "deadline.yaml"
+    values.write_text((ROOT / "charts/trainer/ci/ddp.yaml").read_text() + extra)
+    return values
+
+
+@pytest.mark.parametrize("version,create", [("2.3", True), ("2.1", True), ("2.1", False)])
+def test_the_charts_run_policy_deadline_becomes_the_trainjobs(tmp_path, version, create):
+    """pytorchJob.runPolicy.activeDeadlineSeconds -> trainJob.activeDeadlineSeconds (2.2+ the TrainJob's, 2.1 the
+    chart's runtime's trainer Job's); on a 2.1 runtime the chart does not create, a finding: no deadline."""
+    extra = "pytorchJob:\n  runPolicy:\n    activeDeadlineSeconds: 5400\n"
+    if not create:
+        extra += "trainJob:\n  runtime:\n    create: false\n    name: torch-distributed\n"
+    values = _chart_values(tmp_path, extra)
+    r = _one(values, version)
+    (text,) = r.files.values()
+    out = yaml.safe_load(text)
+    lost = [f for f in r.findings if f.extra.get("row") == "active-deadline"]
+    if create:
+        assert out["trainJob"]["activeDeadlineSeconds"] == 5400 and not lost
+        assert ("active-deadline", "pytorchJob.runPolicy.activeDeadlineSeconds 5400 -> trainJob.activeDeadlineSeconds") \
+            in r.jobs[0].done
+        assert r.unexplained == 0, [d for d in r.jobs[0].unexplained]
+    else:
+        assert "activeDeadlineSeconds" not in out.get("trainJob", {})
+        assert len(lost) == 1 and "Trainer 2.1 has no TrainJob deadline" in lost[0].message

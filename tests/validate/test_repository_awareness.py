@@ -297,7 +297,7 @@ def test_a_trainer_crd_in_the_tree_pins_its_release_first(tmp_path):
 @pytest.mark.parametrize("text,release", [(TRAINJOB_21, "2.1"), (TRAINJOB_23, "2.3"), (TRAINJOB_ANY, None),
                                           (TRAINJOB_21 + "---\n" + TRAINJOB_23.replace("name: t", "name: u"), None)])
 def test_without_a_pin_the_shape_of_the_trainer_objects_decides(text, release):
-    got = TR.shape(_docs(text))
+    got = TR.fitting_release(_docs(text))
     if release is None:
         assert got is None          # fits both releases, or its objects disagree: the default applies
     else:

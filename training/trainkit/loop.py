@@ -19,6 +19,7 @@ import torch.distributed as dist
 from .checkpoint import CheckpointManager
 from .dist import DistEnv, rng_state, set_rng_state
 from .log import log
+from .progress import ProgressReporter, StepProgress
 from .sampler import Batch, ElasticSampler
 
 PREEMPT_EXIT_CODE = 143   # 128 + SIGTERM: non-zero so the torchrun agent restarts the group
@@ -154,6 +155,9 @@ class Trainer:
     step's checkpoint. ``extra_state=(get, set)`` keeps a
     sample's own state (a best score, counters) in every checkpoint and gives it back on resume.
     ``after_step(step, loss, lr)`` runs on every rank after each step (metrics trackers).
+    ``progress_metrics()`` (optional) adds a sample's own figures (tokens/s) to what rank 0 reports to
+    Kubeflow Trainer's status endpoint when the pod has one (trainkit/progress.py): progress, ETA, loss,
+    learning rate, epoch and the last evaluation's figures.
 
     ``mode="ddp"``: ``raw_model`` is the unwrapped module, rank 0 writes whole
     state files. ``mode="fsdp"``: ``model`` is an FSDP2 module, saved and loaded
@@ -170,7 +174,8 @@ class Trainer:
                  raw_model: torch.nn.Module | None = None, scheduler=None, scheduler_interval: str = "step",
                  eval_fn: Callable[[int], dict] | None = None, name: str = "train", eval_every: int = 0,
                  extra_state: tuple[Callable[[], dict], Callable[[dict], None]] | None = None,
-                 after_step: Callable[[int, float, float], None] | None = None, ft=None):
+                 after_step: Callable[[int, float, float], None] | None = None, ft=None,
+                 progress_metrics: Callable[[], dict] | None = None):
         if mode not in ("ddp", "fsdp"):
             raise ValueError(mode)
         self.env, self.args, self.model, self.optimizer = env, args, model, optimizer
@@ -194,6 +199,8 @@ class Trainer:
         self.seen_committed = torch.zeros(n, dtype=torch.int32) if self.audit else None
         self.seen_local = torch.zeros(n, dtype=torch.int32) if self.audit else None
         self.preempt = PreemptionHandler(env.rank)
+        self.progress = StepProgress(ProgressReporter.from_env(rank=self.seed_rank))
+        self.progress_metrics = progress_metrics
         self.ckpt = None
         if args.checkpoint_dir:
             pg = None
@@ -342,6 +349,31 @@ class Trainer:
             return True
         return self.sampler.epoch >= self.args.epochs
 
+    def total_steps(self, world_size: int) -> int:
+        """The step this run ends at: ``--max-steps``, or the end of the last epoch at this world size."""
+        if self.sampler.epoch >= self.args.epochs:
+            return self.step
+        per_epoch = -(-self.sampler.num_samples // (world_size * self.sampler.batch_size))
+        left = max(0, self.args.epochs - self.sampler.epoch - 1)
+        total = self.step + self.sampler.steps_left_in_epoch(world_size) + left * per_epoch
+        return min(total, self.args.max_steps) if self.args.max_steps else total
+
+    def _progress_figures(self, world_size: int) -> tuple[int, dict]:
+        metrics = {"loss": self.last_loss, "lr": self.optimizer.param_groups[0]["lr"], "epoch": self.sampler.epoch}
+        metrics.update({k: v for k, v in self.last_eval.items() if isinstance(v, (int, float))})
+        if self.progress_metrics is not None:
+            metrics.update(self.progress_metrics())
+        return self.total_steps(world_size), metrics
+
+    def _report_progress(self, world_size: int, done: bool) -> None:
+        if not self.progress.reporter.enabled:
+            return
+        total, metrics = self._progress_figures(world_size)
+        if done:
+            self.progress.finish(self.step, total, metrics)
+        else:
+            self.progress.step(self.step, total, metrics)
+
     def _step(self):
         """One step of the whole process group: (batch, stop) once it counts."""
         env = self.env
@@ -416,6 +448,7 @@ class Trainer:
     def run(self) -> TrainResult:
         env, args = self.env, self.args
         self.resume()
+        self.progress.begin(self.step)
         t_start = time.perf_counter()
         steps_run = 0
         every = args.checkpoint_every
@@ -451,6 +484,7 @@ class Trainer:
                 if self.ckpt is not None and (stop or epoch_end or done or (every > 0 and self.step % every == 0)):
                     self.save(sync=stop or done, reason="sigterm" if stop else "epoch" if epoch_end
                               else "final" if done else "interval")
+                self._report_progress(batch.world_size, done)
                 if stop and not done:
                     self._stop(done)
                 if args.step_sleep > 0 and not done:

@@ -335,6 +335,9 @@ topologySpreadConstraints:
 {{- if and (eq .Values.mode "elastic") (gt (int .Values.elastic.minNodes) (int .Values.nodes)) }}
 {{- fail (printf "elastic.minNodes (%d) is more than nodes (%d)" (int .Values.elastic.minNodes) (int .Values.nodes)) }}
 {{- end }}
+{{- if and (eq .Values.mode "trainjob") (eq .Values.trainJob.trainerVersion "2.1") .Values.trainJob.activeDeadlineSeconds (not .Values.trainJob.runtime.create) }}
+{{- fail "trainJob.activeDeadlineSeconds: Trainer 2.1 has no TrainJob deadline; it goes into the created runtime's Job (trainJob.runtime.create), or use trainerVersion 2.2+" }}
+{{- end }}
 {{- if and (eq .Values.mode "trainjob") (not .Values.trainJob.runtime.create) (not .Values.trainJob.runtime.name) }}
 {{- fail "trainJob.runtime.name: name the existing runtime when trainJob.runtime.create is false" }}
 {{- end }}

@@ -40,7 +40,7 @@ class Parser(argparse.ArgumentParser):
 
 
 def add_cluster_args(parser: argparse.ArgumentParser) -> None:
-    """What the cluster runs that manifests cannot say (kdt.cluster): the repository's .kdt-cluster.yaml, or this."""
+    """What the cluster runs that manifests cannot say (kdt.cluster_file): the repository's .kdt-cluster.yaml, or this."""
     parser.add_argument("--pytorch-init-container-template", metavar="FILE",
                         help="the Training Operator's init container template, the file its "
                              "--pytorch-init-container-template-file names (default: .kdt-cluster.yaml's "
@@ -84,7 +84,7 @@ def add_kubernetes_version_arg(parser: argparse.ArgumentParser, uses: str) -> No
 
 
 def cluster_of(args):
-    from ..cluster import load
+    from ..cluster_file import load
     return load(None, args.pytorch_init_container_template)
 
 

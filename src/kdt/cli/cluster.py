@@ -26,40 +26,20 @@ from pathlib import Path
 from . import Parser, invoke
 from .. import versions
 from ..errors import UsageError
-from ..live.daemon import alive as _alive
-
-
-def _folder(name: str) -> Path:
-    from ..live import build
-    return build.cache_root() / "clusters" / name
-
-
-def _state(folder: Path) -> dict | None:
-    try:
-        st = json.loads((folder / "state.json").read_text())
-    except (OSError, ValueError):
-        return None
-    return st if _alive(int(st.get("pid", 0))) else None
-
-
-def _daemon_pid(folder: Path) -> int | None:
-    try:
-        pid = int((folder / "daemon.pid").read_text())
-    except (OSError, ValueError):
-        return None
-    return pid if _alive(pid) else None
+from ..live import kept
+from ..live.kept import alive as _alive
 
 
 def up(args) -> int:
     import shutil
     from ..live import build, releases as R
-    folder = _folder(args.name)
-    st = _state(folder)
+    folder = kept.folder(args.name)
+    st = kept.state_at(folder)
     if st:
         print(f"live: already up ({st['trainer']=}, {st['training_operator']=}); KUBECONFIG={st['kubeconfig']}")
         return 0
-    if _daemon_pid(folder):
-        raise UsageError(f"a control plane named {args.name!r} is starting (pid {_daemon_pid(folder)}); "
+    if kept.daemon_pid(folder):
+        raise UsageError(f"a control plane named {args.name!r} is starting (pid {kept.daemon_pid(folder)}); "
                          f"`kdt cluster down --name {args.name}` stops it")
     R.ReleaseSet(args.trainer, args.training_operator).operators()     # bad releases: one line, exit 2
     shutil.rmtree(folder, ignore_errors=True)                          # a crashed run's leftovers: start clean
@@ -83,7 +63,7 @@ def up(args) -> int:
         for ln in lines[shown:]:
             print(ln, file=sys.stderr, flush=True)
         shown = len(lines)
-        st = _state(folder)
+        st = kept.state_at(folder)
         if st:
             print(f"KUBECONFIG={st['kubeconfig']}")
             print(f"live: up in {st['started_s']} s; `kdt cluster down --name {args.name}` stops it", file=sys.stderr)
@@ -102,8 +82,8 @@ def up(args) -> int:
 
 def down(args) -> int:
     import shutil
-    folder = _folder(args.name)
-    pid = _daemon_pid(folder)
+    folder = kept.folder(args.name)
+    pid = kept.daemon_pid(folder)
     if pid:
         os.kill(pid, signal.SIGTERM)
         end = time.monotonic() + 30
@@ -119,8 +99,8 @@ def down(args) -> int:
 
 
 def status(args) -> int:
-    folder = _folder(args.name)
-    st = _state(folder)
+    folder = kept.folder(args.name)
+    st = kept.state_at(folder)
     if not st:
         last = ""
         log = folder / "daemon.log"

@@ -322,9 +322,9 @@ def _node_size(text: str) -> dict:
 
 def _kept_cluster(name: str | None, rs):
     """The control plane `kdt cluster up --name NAME` keeps, attached, when its releases are `rs`'s."""
-    from ..live.cluster import attach
-    from .cluster import _folder, _state
-    st = _state(_folder(name or "default"))
+    from ..live.controlplane import attach
+    from ..live import kept
+    st = kept.state(name or "default")
     if st and st.get("trainer") == rs.trainer and st.get("training_operator") == rs.training_operator:
         return attach(st)
     if name:
@@ -337,9 +337,9 @@ def _kept_cluster(name: str | None, rs):
 def _run_live(args, name: str, docs: list, pods: list, opts, tl, faults: list, run_dir: Path) -> int:
     """--live: the target on the local control plane, its pods run by the node agent (kdt.live.liverun)."""
     import signal
-    from .. import cluster as cluster_file
+    from .. import cluster_file
     from ..live import liverun, releases as R
-    from ..live.cluster import Cluster
+    from ..live.controlplane import Cluster
     from ..versions import TRAINER_DEFAULT
     size = _node_size(args.node_size)
     trainer = next((str(p.facts["version"]) for p in pods if p.facts.get("version")), None) \

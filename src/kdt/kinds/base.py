@@ -25,6 +25,10 @@ merge preview, "not modelled"). So a new kind is one module that subclasses `Kin
 | `field_origin(pod, c, key)` | `kdt run`: where a container's command/args were written | the template |
 | `migrate(doc, ctx)` | `kdt migrate` (`kdt.migration`): the plan that moves it to a Trainer shape | None: nothing to migrate |
 | `migration_side(doc, items, docs)` | `kdt migrate`'s proof: its pods and run policy in the migration's words | None |
+
+And what the live path (`kdt.live`) reads of it, as attributes: `namespaced`, `apply_tier` (the order a cluster
+needs), `admission_reads` (another document's admission reads its existence), `infrastructure` (judged by a
+dry run only), `ends` (the status conditions that end a job of this kind).
 """
 from __future__ import annotations
 
@@ -47,6 +51,11 @@ JOB = "job"            # a training job: creates pods (directly or through anoth
 RUNTIME = "runtime"    # a template another kind's objects are made from (Trainer's runtimes)
 PODS = "pods"          # a built-in kind holding pod templates (Deployment, Job, Pod, ...)
 DATA = "data"          # an object other objects read (Service, Secret, ConfigMap, Namespace, ...)
+
+# The order a cluster needs its objects in (kdt.live applies and judges a tier after the one before): 0 namespaces
+# and CRDs, 1 cluster-scoped objects and what pods refer to, 2 runtimes, Services and queues, 3 the rest,
+# JOB_TIER the jobs and workloads.
+JOB_TIER = 4
 
 
 @dataclass
@@ -103,6 +112,27 @@ class Kind:
     releases: tuple[str, ...] = ()     # releases of that operator the tooling targets
     schema_source: str = "kubernetes-validate (the API server's OpenAPI, strict)"
     namespaced: bool = True
+
+    # ------------------------------------------------------------ the live control plane (kdt.live)
+    tier: int | None = None            # its apply tier when not the one its role and scope give (`apply_tier`)
+    # another document's admission reads its existence (applied for real even when only admission is judged)
+    admission_reads: bool = False
+    # cluster-scoped infrastructure every later request would meet (a CRD, a webhook configuration, an APIService):
+    # judged by a dry run only, never applied
+    infrastructure: bool = False
+    # the status conditions (type, status True) that end a job of this kind: (succeeded, failed); None: not a job
+    # whose end a run waits for
+    ends: tuple[str, str] | None = None
+
+    @property
+    def apply_tier(self) -> int:
+        """When a cluster gets it (JOB_TIER above): its own `tier`, else the jobs and workloads last, cluster-scoped
+        objects in tier 1, the rest in 3."""
+        if self.tier is not None:
+            return self.tier
+        if self.role in (JOB, PODS):
+            return JOB_TIER
+        return 3 if self.namespaced else 1
 
     # ------------------------------------------------------------ identity
     @property

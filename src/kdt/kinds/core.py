@@ -68,6 +68,7 @@ class DaemonSet(_Templated):
 
 class Job(_Templated):
     group, kind, versions = "batch", "Job", ("v1",)
+    ends = ("Complete", "Failed")      # k8s.io/api v0.36.3 batch/v1 types.go JobComplete, JobFailed
 
     def kueue_workload(self, doc, ctx, expanded=None):
         # Kueue's batch/job integration (jobs/job/job_controller.go PodSets)
@@ -99,30 +100,39 @@ class Pod(Kind):
 
 class Service(Kind):
     group, kind, versions = "", "Service", ("v1",)
+    tier = 2
 
 
 class Secret(Kind):
     group, kind, versions = "", "Secret", ("v1",)
+    tier = 1
 
 
 class ConfigMap(Kind):
     group, kind, versions = "", "ConfigMap", ("v1",)
+    tier = 1
 
 
 class Namespace(Kind):
     group, kind, versions = "", "Namespace", ("v1",)
     namespaced = False
+    tier = 0
+    admission_reads = True     # Kubernetes v1.36.3 plugin/pkg/admission/namespace/lifecycle
 
 
 class PersistentVolumeClaim(Kind):
     group, kind, versions = "", "PersistentVolumeClaim", ("v1",)
+    tier = 1
 
 
 class _Namespaced(Kind):
-    """A built-in kind the API server validates beyond its schema (kdt.apivalidation), with nothing else to do."""
+    """A built-in kind with nothing to do but be known (the API server may validate it beyond its schema,
+    kdt.apivalidation); `attrs`: what the live path reads of it (kdt.kinds.base.Kind)."""
 
-    def __init__(self, group: str, kind: str, version: str = "v1"):
+    def __init__(self, group: str, kind: str, version: str = "v1", **attrs):
         self.group, self.kind, self.versions = group, kind, (version,)
+        for k, v in attrs.items():
+            setattr(self, k, v)
 
 
 class _ClusterScoped(_Namespaced):
@@ -133,13 +143,32 @@ class _ClusterScoped(_Namespaced):
 POD = Pod()
 KINDS = (POD, Deployment(), ReplicaSet(), DaemonSet(), Job(), ReplicationController(), CronJob(),
          Service(), Secret(), ConfigMap(), Namespace(), PersistentVolumeClaim(),
-         _ClusterScoped("apiextensions.k8s.io", "CustomResourceDefinition"),
+         _ClusterScoped("apiextensions.k8s.io", "CustomResourceDefinition", tier=0, infrastructure=True),
          _ClusterScoped("rbac.authorization.k8s.io", "ClusterRole"),
          _ClusterScoped("rbac.authorization.k8s.io", "ClusterRoleBinding"),
-         _Namespaced("rbac.authorization.k8s.io", "Role"),
-         _Namespaced("rbac.authorization.k8s.io", "RoleBinding"),
+         _Namespaced("rbac.authorization.k8s.io", "Role", tier=1),
+         _Namespaced("rbac.authorization.k8s.io", "RoleBinding", tier=1),
          _Namespaced("networking.k8s.io", "NetworkPolicy"),
          _ClusterScoped("", "Node"),
-         _ClusterScoped("scheduling.k8s.io", "PriorityClass"),
+         # Kubernetes v1.36.3 plugin/pkg/admission: priority/admission.go resolvePriorityClass ("no PriorityClass
+         # with name"), serviceaccount/admission.go ("error looking up service account"), runtimeclass/admission.go
+         # ("RuntimeClass ... not found"), limitranger and resourcequota (a pod's defaults and limits)
+         _ClusterScoped("scheduling.k8s.io", "PriorityClass", admission_reads=True),
+         _Namespaced("", "ServiceAccount", tier=1, admission_reads=True),
+         _Namespaced("", "LimitRange", tier=1, admission_reads=True),
+         _Namespaced("", "ResourceQuota", tier=1, admission_reads=True),
+         _ClusterScoped("node.k8s.io", "RuntimeClass", admission_reads=True),
          _ClusterScoped("storage.k8s.io", "StorageClass"),
-         _ClusterScoped("", "PersistentVolume"))
+         _ClusterScoped("", "PersistentVolume"),
+         # cluster-scoped infrastructure: judged by a dry run only. Applied for real, each would change what every
+         # later request meets: a CRD replaces the schema of its kind (the operators' own); a webhook configuration
+         # or an admission policy runs on every matching request (one naming a Service that does not run here
+         # refuses them all: failurePolicy Fail); an APIService routes an API group to a Service (discovery fails
+         # for every client while it is unavailable); a FlowSchema or PriorityLevelConfiguration throttles the API
+         # server
+         *(_ClusterScoped("admissionregistration.k8s.io", k, infrastructure=True)
+           for k in ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration", "ValidatingAdmissionPolicy",
+                     "ValidatingAdmissionPolicyBinding", "MutatingAdmissionPolicy", "MutatingAdmissionPolicyBinding")),
+         _ClusterScoped("apiregistration.k8s.io", "APIService", infrastructure=True),
+         _ClusterScoped("flowcontrol.apiserver.k8s.io", "FlowSchema", infrastructure=True),
+         _ClusterScoped("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration", infrastructure=True))

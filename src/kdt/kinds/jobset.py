@@ -31,6 +31,7 @@ def replicated_job_templates(doc, js_spec: dict, base: tuple) -> Iterator[PodTem
 class JobSet(Kind):
     group, kind, versions = JS.GROUP, JS.KIND, ("v1alpha2",)
     role = JOB
+    ends = JS.JOBSET_ENDS
     operator = "JobSet"
     schema_source = ("generated from kubeflow-trainer-api's models (kdt.schemas.generate) + the CRD's enums and "
                      "CEL rules, after the JobSet webhook's defaults (kdt.operators.jobset.facts)")

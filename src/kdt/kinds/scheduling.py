@@ -24,6 +24,8 @@ class _SchedulerKind(Kind):
     def __init__(self, group: str, kind: str, versions: tuple[str, ...], namespaced: bool, operator: str,
                  release: str):
         self.group, self.kind, self.versions, self.namespaced = group, kind, versions, namespaced
+        if group == S.KUEUE_GROUP and kind == "LocalQueue":
+            self.tier = 2          # a job's queue, applied before the jobs (kdt.kinds.base.JOB_TIER)
         self.operator, self.releases = operator, (release,)
         self.schema_source = _CRDS.format(f"{operator} {release}")
 

@@ -35,6 +35,7 @@ class _Trainer(Kind):
 class TrainJob(_Trainer):
     kind = TV2.TRAINJOB
     role = JOB
+    ends = TV2.TRAINJOB_ENDS
 
     def reencodes(self, data: dict) -> bool:
         return TV2.webhook_reencodes(data)
@@ -85,6 +86,9 @@ class TrainJob(_Trainer):
                 detail.append(f"world size {f['world_size']}")
             if "master" in f:
                 detail.append(f"master {f['master']}")
+            if f.get("active_deadline"):
+                detail.append(f"failed by Trainer {f['active_deadline']} s after creation or resume "
+                              "(spec.activeDeadlineSeconds)")
             parts.append(", ".join(detail))
         return "; ".join(parts)
 
@@ -101,6 +105,10 @@ class TrainJob(_Trainer):
             for name in trainer:
                 i = as_int(name.rsplit("-", 1)[-1], 0)     # the completion index ends the hostname
                 out.append(f"  pod {name}: PET_NODE_RANK={i}, ranks {i * per_node}-{(i + 1) * per_node - 1}")
+        if e.facts.get("active_deadline"):
+            out.append(f"spec.activeDeadlineSeconds {e.facts['active_deadline']}: the JobSet carries no deadline; Trainer "
+                       "fails the TrainJob (reason DeadlineExceeded) and deletes this JobSet that many seconds after the "
+                       "TrainJob's creation or last resume (v2.3.0 pkg/controller/trainjob_controller.go reconcileDeadline)")
         if cfgs:
             out.append("TF_CONFIG is built by each pod at start (training/tfkit/cluster.py) from TF_JOBSET_NAME, "
                        "TF_REPLICATED_JOB, TF_JOB_INDEX (JobSet labels), TF_TASK_INDEX (completion index), "
@@ -163,6 +171,9 @@ def _plain_ml(job, docs) -> bool:
 
 class _Runtime(_Trainer):
     role = RUNTIME
+    # trainer v2.3.0 pkg/runtime/core/clustertrainingruntime.go and trainingruntime.go ("must be created before
+    # the TrainJob")
+    admission_reads = True
 
     def pod_templates(self, doc) -> Iterator[PodTemplate]:
         spec = as_dict(as_dict(as_dict(doc.data.get("spec")).get("template")).get("spec"))
@@ -179,6 +190,7 @@ class _Runtime(_Trainer):
 
 class TrainingRuntime(_Runtime):
     kind = TV2.TRAINING_RUNTIME
+    tier = 2
 
 
 class ClusterTrainingRuntime(_Runtime):

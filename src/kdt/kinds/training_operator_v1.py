@@ -34,6 +34,7 @@ class TrainingOperatorJob(Kind):
     """A `kubeflow.org/v1` job: replica types mapped to replica specs, one pod per replica."""
     group, versions = TO1.GROUP, ("v1",)
     role = JOB
+    ends = TO1.JOB_ENDS
     operator = "Kubeflow Training Operator v1"
     releases = RELEASES
     schema_source = ("the official CRDs of each release (kubeflow/training-operator manifests/base/crds at v1.8.1, "

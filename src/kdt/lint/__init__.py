@@ -4,7 +4,7 @@
     lint_target(target, docs=None, trainer_version=None, config=None, strict=False) -> list[Finding]
 
 Both take `kubernetes_version` (the release the run targets, "1.35") and `cluster`
-(kdt.cluster.Cluster: what the cluster runs that manifests cannot say; None: the operators' defaults).
+(kdt.cluster_file.Cluster: what the cluster runs that manifests cannot say; None: the operators' defaults).
 
 Rules live in kdt/lint/rules/, one module each (see engine.py for their shape);
 docs/rules.md is generated from their docstrings (scripts/gen_rules_doc.py).

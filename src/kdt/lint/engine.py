@@ -85,7 +85,7 @@ class Context:
     target: Any = None                            # kdt.targets.Target when linting a target
     run_docs: list = field(default_factory=list)  # every document of the run (all targets and files)
     kubernetes_version: str = versions.KUBERNETES_DEFAULT   # the release the run targets ("1.35")
-    cluster: Any = None                           # kdt.cluster.Cluster (None: the operators' defaults)
+    cluster: Any = None                           # kdt.cluster_file.Cluster (None: the operators' defaults)
 
     def opt(self, name: str) -> Any:
         return self.options.get(name)

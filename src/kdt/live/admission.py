@@ -4,16 +4,16 @@ A **unit** is what a user applies at once: a target (a kustomization, a chart's 
 alone), or every file a walk met in one folder, as `kubectl apply -f folder/` applies them (kubectl reads a
 folder's files in name order and does not recurse). Each document keeps its own file, index and line.
 
-Its documents go in the order a cluster needs them (`tier`): namespaces and CRDs; cluster-scoped objects
+Its documents go in the order a cluster needs them (`tier`: each kind's `apply_tier`, kdt.kinds): namespaces and CRDs; cluster-scoped objects
 and what pods and jobs refer to (PriorityClasses, ServiceAccounts, quotas, ConfigMaps, ...); runtimes and
 Services; the rest; the jobs. Each tier costs one kubectl call for its dry run (`apply --server-side
 --dry-run=server -o name`: the names kubectl prints are the accepted documents; a refused one's message is
 kubectl's when it is the only one refused, else it is asked alone) and one for the accepted documents that
 are applied for real (all of them when the controllers' objects are compared; else only the kinds whose
-existence another document's admission reads, REFERENCED), so later tiers meet them.
+existence another document's admission reads: `admission_reads` of kdt.kinds), so later tiers meet them.
 
 Judged otherwise:
-- **infrastructure** (INFRASTRUCTURE: CRDs, webhook configurations, admission policies, APIServices) and
+- **infrastructure** (`infrastructure` of kdt.kinds: CRDs, webhook configurations, admission policies, APIServices) and
   **every object the control plane installed** (`Client.installed`: the operators' CRDs, webhook
   configurations and runtimes, the cluster file's objects): a dry run with `--force-conflicts` (an
   installed one as the installer, its field manager, so the document replaces what the install applied
@@ -37,52 +37,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import kinds as K
 from ..documents import Document
 from . import install, verdicts
 
-#: cluster-scoped infrastructure: judged by a dry run only. Applied for real, each would change what every
-#: later request meets: a CRD replaces the schema of its kind (the operators' own); a webhook configuration or
-#: an admission policy runs on every matching request (one naming a Service that does not run here refuses
-#: them all: failurePolicy Fail); an APIService routes an API group to a Service (discovery fails for every
-#: client while it is unavailable); a FlowSchema or PriorityLevelConfiguration throttles the API server.
-INFRASTRUCTURE = {
-    ("apiextensions.k8s.io", "CustomResourceDefinition"),
-    ("admissionregistration.k8s.io", "ValidatingWebhookConfiguration"),
-    ("admissionregistration.k8s.io", "MutatingWebhookConfiguration"),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
-    ("admissionregistration.k8s.io", "MutatingAdmissionPolicy"),
-    ("admissionregistration.k8s.io", "MutatingAdmissionPolicyBinding"),
-    ("apiregistration.k8s.io", "APIService"),
-    ("flowcontrol.apiserver.k8s.io", "FlowSchema"),
-    ("flowcontrol.apiserver.k8s.io", "PriorityLevelConfiguration"),
-}
-
-#: kinds whose existence another document's admission reads: applied for real even when only admission is
-#: judged. Kubernetes v1.36.3 plugin/pkg/admission: namespace/lifecycle (objects in a namespace that does not
-#: exist), priority/admission.go resolvePriorityClass ("no PriorityClass with name"), serviceaccount/admission.go
-#: ("error looking up service account"), runtimeclass/admission.go ("RuntimeClass ... not found"),
-#: limitranger and resourcequota (a pod's defaults and limits); Trainer v2.3.0
-#: pkg/runtime/core/clustertrainingruntime.go and trainingruntime.go ("must be created before the TrainJob").
-REFERENCED = {("", "Namespace"), ("scheduling.k8s.io", "PriorityClass"), ("", "ServiceAccount"),
-              ("node.k8s.io", "RuntimeClass"), ("", "LimitRange"), ("", "ResourceQuota"),
-              ("trainer.kubeflow.org", "ClusterTrainingRuntime"), ("trainer.kubeflow.org", "TrainingRuntime")}
-
-# the order a cluster needs: 0 namespaces and CRDs, 1 cluster-scoped objects and what pods refer to,
-# 2 runtimes, Services and queues, 3 the rest, JOB_TIER the jobs and workloads
-_TIER0 = {"Namespace", "CustomResourceDefinition"}
-_TIER1 = {"ConfigMap", "Secret", "ServiceAccount", "PersistentVolumeClaim", "Role", "RoleBinding", "LimitRange",
-          "ResourceQuota", "PriorityClass"}
-_TIER2 = {"ClusterTrainingRuntime", "TrainingRuntime", "Service", "LocalQueue"}
-JOB_KINDS = {"PyTorchJob", "TrainJob", "JobSet", "Job", "StatefulSet", "Deployment", "TFJob", "MPIJob", "XGBoostJob",
-             "PaddleJob", "JAXJob", "Pod", "ReplicaSet", "DaemonSet", "CronJob"}
-JOB_TIER = 4
-
-# when discovery cannot be read: the kinds this control plane serves at cluster scope
-_CLUSTER_SCOPED = {"Namespace", "CustomResourceDefinition", "PriorityClass", "ClusterTrainingRuntime", "ClusterRole",
-                   "ClusterRoleBinding", "ClusterQueue", "ResourceFlavor", "Topology", "StorageClass",
-                   "PersistentVolume", "ValidatingWebhookConfiguration", "MutatingWebhookConfiguration",
-                   "WorkloadPriorityClass", "Cohort", "AdmissionCheck", "RuntimeClass", "APIService"}
 # namespaces every cluster has
 _SYSTEM_NAMESPACES = {"default", "kube-system", "kube-public", "kube-node-lease"}
 
@@ -129,11 +87,11 @@ class Unit:
                    for d in self.documents)
 
 
-def units(results, decide, shape=None) -> list[Unit]:
+def units(results, decide, fitting_release=None) -> list[Unit]:
     """The render results (kdt.render) as units: the files a walk met in one folder are one unit, their files
     in name order as kubectl reads a folder; every other target is its own. A unit is judged at the Trainer
     release `decide(target, documents)` gives its targets; where a folder's files are decided apart (one file's
-    TrainJob fits 2.1 only, its runtime's file any release), at the release `shape(documents)` gives the
+    TrainJob fits 2.1 only, its runtime's file any release), at the release `fitting_release(documents)` gives the
     folder's documents together, else the folder is split by release. In the order the targets come."""
     from .. import targets as T
     out: list = []
@@ -157,7 +115,8 @@ def units(results, decide, shape=None) -> list[Unit]:
             continue
         rs = sorted(folders[u], key=lambda r: Path(r.target.path).name)
         rels = {id(r): decide(r.target, r.documents) for r in rs}
-        together = shape([d for r in rs for d in r.documents]) if shape and len(set(rels.values())) > 1 else None
+        together = (fitting_release([d for r in rs for d in r.documents])
+                    if fitting_release and len(set(rels.values())) > 1 else None)
         by_release: dict = {}
         for r in rs:
             by_release.setdefault(together or rels[id(r)], []).append(r)
@@ -186,7 +145,10 @@ class Served:
     def namespaced(self, data: dict) -> bool:
         api = str(data.get("apiVersion") or "")
         got = (self.kinds or {}).get((api.rpartition("/")[0], data.get("kind")))
-        return got if got is not None else data.get("kind") not in _CLUSTER_SCOPED
+        if got is None:     # discovery unread: the registry's scope (an unknown kind: namespaced)
+            k = K.of_object(data)
+            got = k.namespaced if k is not None else True
+        return got
 
 
 def served(cluster) -> Served:
@@ -213,20 +175,24 @@ def served(cluster) -> Served:
 
 
 # -- placing and ordering ----------------------------------------------------------------------------------
+def _registered(data: dict, fact: str) -> bool:
+    """A fact (a boolean attribute) of the object's registered kind; False for a kind the registry does not know."""
+    k = K.of_object(data)
+    return k is not None and bool(getattr(k, fact))
+
+
 def _group_kind(data: dict) -> tuple:
     api = str(data.get("apiVersion") or "")
     return (api.rpartition("/")[0], data.get("kind"))
 
 
 def tier(data: dict, namespaced: bool) -> int:
-    kind = data.get("kind")
-    if kind in _TIER0:
-        return 0
-    if kind in JOB_KINDS:
-        return JOB_TIER
-    if kind in _TIER1 or not namespaced:
-        return 1
-    return 2 if kind in _TIER2 else 3
+    """The order a cluster needs the object in: its kind's (kdt.kinds.base.Kind.apply_tier); a kind the registry
+    does not know goes with the cluster-scoped objects (tier 1) or the rest (3)."""
+    k = K.of_object(data)
+    if k is not None:
+        return k.apply_tier
+    return 3 if namespaced else 1
 
 
 def place(docs: list[Document], namespace: str, scope: Served) -> list[tuple[Document, int]]:
@@ -342,7 +308,7 @@ def dry_create(cluster, doc: Document) -> str | None:
 # -- a unit's admission ------------------------------------------------------------------------------------
 def admit(cluster, res, placed: list[tuple[Document, int]], ours: dict, everything: bool) -> list[Document]:
     """Every placed document's verdict into `res.admissions`, tier by tier; the accepted ones applied for
-    real (every one when `everything`, else the REFERENCED kinds), recorded in `res.created`; the accepted
+    real (every one when `everything`, else the kinds whose `admission_reads`), recorded in `res.created`; the accepted
     documents."""
     scope = served(cluster)
     accepted: list[Document] = []
@@ -358,7 +324,7 @@ def admit(cluster, res, placed: list[tuple[Document, int]], ours: dict, everythi
                 h = "create"
             elif install.key(d.data) in cluster.installed:
                 h = "installed"
-            elif _group_kind(d.data) in INFRASTRUCTURE:
+            elif _registered(d.data, "infrastructure"):
                 h = "guarded"
             else:
                 h = "apply"
@@ -381,7 +347,7 @@ def admit(cluster, res, placed: list[tuple[Document, int]], ours: dict, everythi
             if msg is not None or skipped is not None:
                 continue
             accepted.append(d)
-            if h == "apply" and (everything or _group_kind(d.data) in REFERENCED):
+            if h == "apply" and (everything or _registered(d.data, "admission_reads")):
                 real.append(d)
             elif h == "create" and everything:
                 made.append(d)

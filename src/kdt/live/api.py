@@ -35,7 +35,7 @@ class Api:
 
     @classmethod
     def from_kubeconfig(cls, path: Path) -> "Api":
-        """A kubeconfig as kdt.live.cluster writes it (certificate files, not inline data)."""
+        """A kubeconfig as kdt.live.controlplane writes it (certificate files, not inline data)."""
         cfg = json.loads(Path(path).read_text())
         ctx_name = cfg["current-context"]
         ctx = next(c["context"] for c in cfg["contexts"] if c["name"] == ctx_name)

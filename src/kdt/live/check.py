@@ -18,59 +18,50 @@ PREVIEW = "live-preview"
 
 def findings(groups, admission: bool = True, preview: bool = True, trainer_version: str | None = None,
              stream=sys.stderr) -> list[F.Finding]:
-    """groups: (kdt.targets.Target, documents) pairs, each judged at the Trainer release it is checked for
-    (`trainer_version`, else its marker, the repository's pin or its shape: kdt.trainer_release.decide).
-    Starts one control plane per release (kdt.live.cluster; building what is missing); the findings."""
+    """groups: (kdt.targets.Target, documents) pairs, judged as `kdt.live.judge.plan` and `execute` judge them
+    (each at the Trainer release it is checked for: `trainer_version`, else its marker, the repository's pin or
+    its shape; at the default Training Operator release); the findings."""
     from types import SimpleNamespace
 
-    from .. import cluster as cluster_file
-    from .. import trainer_release
-    from ..versions import TRAINER_DEFAULT
-    from . import releases as R
-    from .admission import units
-    from .cluster import Cluster
-    from .judge import cleanup, judge
-    from .verdicts import ours
-    cfile = cluster_file.load()
-    out: list[F.Finding] = []
+    from .. import cluster_file
+    from ..versions import TRAINING_OPERATOR_DEFAULT
+    from . import judge
     rendered = [SimpleNamespace(ok=True, target=t, documents=docs) for t, docs in groups if docs]
-    by_release: dict = {}
-    for unit in units(rendered, lambda t, docs: trainer_release.decide(t, docs, trainer_version).release,
-                      None if trainer_version else lambda docs: getattr(trainer_release.shape(docs), "release", None)):
-        by_release.setdefault(unit.release or TRAINER_DEFAULT, []).append(unit)
-    for rel, us in by_release.items():
-        rs = R.ReleaseSet(trainer=rel)
-        with Cluster.start(rs, stream=stream, cluster_file=cfile) as c:
-            for n, unit in enumerate(us):
-                verdicts: dict = {}
-                for r in unit.targets:     # each target's own verdicts, references resolved across its unit
-                    verdicts.update(ours(r.documents, rel, rs.training_operator, cfile,
-                                         run_docs=unit.documents if len(unit.targets) > 1 else None))
-                res = judge(c, unit.name, unit.documents, rel, verdicts, namespace=f"kdt-live-{n}",
-                            options=cfile.options)
-                cleanup(c, res)
-                docs = unit.documents
-                if admission:
-                    for a in res.admissions:
-                        if a.skipped:
-                            continue
-                        if a.refused:
-                            out.append(a.doc.finding(ADMISSION, f"the API server refuses it (Kubernetes {R.KUBERNETES}, "
-                                                                f"Trainer {rel}): {a.refused}"))
-                        elif a.ours:
-                            out.append(a.doc.finding(ADMISSION, f"kdt refuses what the API server and the operators' "
-                                                                f"webhooks accept (Kubernetes {R.KUBERNETES}, Trainer "
-                                                                f"{rel}): {a.ours[0].rule}", level=F.WARNING))
-                if preview:
-                    first = next((d for d in docs if isinstance(d.data, dict)), docs[0])
-                    for d in res.unexplained:
-                        out.append(first.finding(PREVIEW, f"{d.kind} {d.name} {d.path}: the merge preview shows "
-                                                          f"{d.preview!r}, the operators create {d.live!r}",
-                                                 level=F.WARNING))
-                    for m in res.missing:
-                        out.append(first.finding(PREVIEW, f"{m}: in the merge preview, not created by the operators",
-                                                 level=F.WARNING))
-                    for x in res.extra:
-                        out.append(first.finding(PREVIEW, f"{x}: created by the operators, not in the merge preview",
-                                                 level=F.WARNING))
+    jobs = judge.plan(rendered, training_operators=(TRAINING_OPERATOR_DEFAULT,), cluster_file=cluster_file.load(),
+                      trainer_version=trainer_version)
+    out: list[F.Finding] = []
+    for job, res in judge.execute(jobs, stream):
+        if admission:
+            out += _admission(res)
+        if preview:
+            out += _preview(job.unit.documents, res)
+    return out
+
+
+def _admission(res) -> list[F.Finding]:
+    from . import releases as R
+    out = []
+    for a in res.admissions:
+        if a.skipped:
+            continue
+        if a.refused:
+            out.append(a.doc.finding(ADMISSION, f"the API server refuses it (Kubernetes {R.KUBERNETES}, "
+                                                f"Trainer {res.release}): {a.refused}"))
+        elif a.ours:
+            out.append(a.doc.finding(ADMISSION, f"kdt refuses what the API server and the operators' "
+                                                f"webhooks accept (Kubernetes {R.KUBERNETES}, Trainer "
+                                                f"{res.release}): {a.ours[0].rule}", level=F.WARNING))
+    return out
+
+
+def _preview(docs, res) -> list[F.Finding]:
+    out = []
+    first = next((d for d in docs if isinstance(d.data, dict)), docs[0])
+    for d in res.unexplained:
+        out.append(first.finding(PREVIEW, f"{d.kind} {d.name} {d.path}: the merge preview shows "
+                                          f"{d.preview!r}, the operators create {d.live!r}", level=F.WARNING))
+    for m in res.missing:
+        out.append(first.finding(PREVIEW, f"{m}: in the merge preview, not created by the operators", level=F.WARNING))
+    for x in res.extra:
+        out.append(first.finding(PREVIEW, f"{x}: created by the operators, not in the merge preview", level=F.WARNING))
     return out

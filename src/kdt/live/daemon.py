@@ -3,7 +3,7 @@
     python -m kdt.live.daemon FOLDER TRAINER TRAINING_OPERATOR
 
 It starts the control plane in FOLDER/run (every component its child, killed by the kernel if this
-process dies: kdt.live.cluster), writes FOLDER/state.json once ready, and on SIGTERM or SIGINT (or when the
+process dies: kdt.live.controlplane), writes FOLDER/state.json once ready, and on SIGTERM or SIGINT (or when the
 process KDT_LIVE_OWNER_PID names is gone: a test session that owns it) stops every component, removes the state and exits 0. A component that dies ends the daemon (exit 1) with its
 name in FOLDER/daemon.log, so `kdt cluster status` reports it and the next `up` starts clean.
 """
@@ -16,22 +16,14 @@ import sys
 import time
 from pathlib import Path
 
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass
-    return True
+from .kept import alive
 
 
 def main(argv: list[str]) -> int:
     from ..errors import UsageError
-    from .. import cluster as cluster_file
+    from .. import cluster_file
     from . import releases as R
-    from .cluster import Cluster
+    from .controlplane import Cluster
     folder, trainer, to = Path(argv[0]), argv[1], argv[2]
     operators = "--control-plane-only" not in argv[3:]
     state = folder / "state.json"

@@ -22,7 +22,7 @@ import time
 
 from .. import paths, versions
 from ..errors import UsageError
-from . import build
+from . import build, pki
 from . import releases as R
 
 TRAINING_OPERATOR_NAMESPACE = "kubeflow"      # training-operator v1.9.4 pkg/cert/cert.go defaultOperatorNamespace
@@ -117,8 +117,7 @@ def apply_base(cluster, trainer, jobset, to) -> None:
 
 
 def apply_webhooks(cluster, trainer, jobset, to) -> None:
-    from .cluster import ca_bundle
-    bundle = ca_bundle(cluster)
+    bundle = pki.ca_bundle(cluster.pki)
     docs = []
     for manager, d in webhooks(trainer, jobset, to):
         port = cluster.ports[f"webhook-{manager}"]

@@ -1,6 +1,6 @@
 """The judge: a target's documents held against the real API server and the real operators.
 
-For one target at one Trainer release, on a running control plane (kdt.live.cluster):
+For one target at one Trainer release, on a running control plane (kdt.live.controlplane):
 1. **Admission** (kdt.live.admission): what a user applies together (a target, or a walked folder's files)
    is applied server-side with `--dry-run=server` tier by tier in the order a cluster needs (runtimes before
    the jobs naming them), so the API server's schema and CEL validation and every operator webhook answer
@@ -27,6 +27,7 @@ import re
 import time
 from dataclasses import dataclass, field
 
+from .. import kinds as K
 from ..documents import Document
 from ..errors import UsageError
 from . import admission as A
@@ -192,7 +193,7 @@ def judge(cluster, target: str, docs: list[Document], release: str, ours: dict |
     res = Result(target, release, namespace=namespace)
     scope = A.served(cluster)
     placed = A.place(docs, namespace, scope)
-    own = {(d.data.get("metadata") or {}).get("name") for d, _ in placed if d.data.get("kind") == "Namespace"}
+    own = {(d.data.get("metadata") or {}).get("name") for d, _ in placed if K.NAMESPACE.matches(d.data)}
     wanted = [] if namespace_ready else [namespace]
     wanted += sorted({ns for d, _ in placed if isinstance(d.data.get("metadata"), dict)
                       and isinstance(ns := d.data["metadata"].get("namespace"), str)} - {namespace} - own)
@@ -382,21 +383,27 @@ class Job:
     training_operator: str
     ours: dict
     source: str = ""               # where the unit comes from (a repository of bench/live_repos.py)
-    cluster_file: object = None    # kdt.cluster.Cluster of the unit's repository (None: none)
+    cluster_file: object = None    # kdt.cluster_file.Cluster of the unit's repository (None: none)
 
 
 def plan(results, trainer_releases: tuple[str, ...] | None = None, training_operators: tuple[str, ...] | None = None,
-         cluster_file=None, source: str = "") -> list[Job]:
+         cluster_file=None, source: str = "", trainer_version: str | None = None) -> list[Job]:
     """The units of the rendered targets (kdt.live.admission.units), each at the Trainer release it is checked
-    for and, where it holds a kubeflow.org kind, at every Training Operator release (`training_operators`,
-    default all of kdt.versions.TRAINING_OPERATOR_RELEASES), with kdt's verdicts (kdt.live.verdicts: each
-    target's own, references resolved across its unit)."""
+    for (`trainer_version`, else its marker, the repository's pin or its shape: kdt.trainer_release.decide) and,
+    where it holds a kubeflow.org kind, at every Training Operator release (`training_operators`, default all of
+    kdt.versions.TRAINING_OPERATOR_RELEASES), with kdt's verdicts (kdt.live.verdicts: each target's own,
+    references resolved across its unit)."""
+    import dataclasses
+
     from .. import trainer_release, versions
     from .verdicts import ours
     tos = training_operators or tuple(versions.TRAINING_OPERATOR_RELEASES)
     jobs = []
-    for unit in A.units(results, lambda t, docs: trainer_release.decide(t, docs).release,
-                        lambda docs: getattr(trainer_release.shape(docs), "release", None)):
+    for unit in A.units(results, lambda t, docs: trainer_release.decide(t, docs, trainer_version).release,
+                        None if trainer_version else
+                        lambda docs: getattr(trainer_release.fitting_release(docs), "release", None)):
+        if unit.release is None:
+            unit = dataclasses.replace(unit, release=versions.TRAINER_DEFAULT)
         if trainer_releases and unit.release not in trainer_releases:
             continue
         for to in (tos if unit.kubeflow_v1 else (versions.TRAINING_OPERATOR_DEFAULT,)):
@@ -414,7 +421,7 @@ def execute(jobs: list[Job], stream=None, wait_s: float = 30.0, compare: bool = 
     as it goes. Yields (job, Result)."""
     import sys
     from . import releases as R
-    from .cluster import Cluster
+    from .controlplane import Cluster
     stream = stream or sys.stderr
     groups: dict[tuple, list[Job]] = {}
     for j in jobs:
@@ -445,6 +452,6 @@ def execute(jobs: list[Job], stream=None, wait_s: float = 30.0, compare: bool = 
 def run_targets(results, stream=None, trainer_releases: tuple[str, ...] | None = None, wait_s: float = 30.0,
                 compare: bool = True, training_operators: tuple[str, ...] | None = None):
     """Judge every rendered target of this repository (`plan`, then `execute`); yields (Job, Result)."""
-    from .. import cluster as cluster_file
+    from .. import cluster_file
     jobs = plan(results, trainer_releases, training_operators, cluster_file.load())
     yield from execute(jobs, stream, wait_s, compare)

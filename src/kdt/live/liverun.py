@@ -3,7 +3,7 @@
     kdt run overlays/ddp --live --nproc-per-node 1 --max-steps 6
 
 The target's documents are applied (server-side, one document at a time, so a refusal is located to its
-document) to a control plane of the target's releases (kdt.live.cluster: the API server, the Job, garbage
+document) to a control plane of the target's releases (kdt.live.controlplane: the API server, the Job, garbage
 collector, endpoint-slice and node lifecycle controllers, kube-scheduler, the Training Operator, Trainer and
 JobSet). The node agent (kdt.live.node) registers a node per pod of the target (and one spare per `--lose`),
 and runs what the scheduler binds there. Nothing of kdt's own model of the operators decides anything:
@@ -28,25 +28,28 @@ import uuid
 from dataclasses import dataclass, field
 
 from .. import findings as F
+from .. import kinds as K
 from ..quantity import parse_quantity
 from ..run.controllers import Verdict
+from . import admission as A
 from .api import Api, ApiError
 from .node import NodeAgent, selected_labels
 
-# kinds whose objects end a run, and the conditions that say how (the operators' API types:
-# training-operator v1.9.4 pkg/apis/kubeflow.org/v1 common_types.go JobSucceeded/JobFailed;
-# trainer v2.3.0 pkg/apis/trainer/v1alpha1 trainjob_types.go TrainJobComplete/TrainJobFailed;
-# jobset v0.12.0 api/jobset/v1alpha2 jobset_types.go JobSetCompleted/JobSetFailed; batch/v1 Complete/Failed)
-ENDS = {"PyTorchJob": ("Succeeded", "Failed"), "TFJob": ("Succeeded", "Failed"), "MPIJob": ("Succeeded", "Failed"),
-        "TrainJob": ("Complete", "Failed"), "JobSet": ("Completed", "Failed"), "Job": ("Complete", "Failed")}
 # scheduler messages that only say every node is taken for now (one pod per node; a replacement waits for
 # the pod it replaces to be gone) or lost: the pod will be placed, not a verdict
 _TRANSIENT = re.compile(r"Too many pods|untolerated taint|node\(s\) were unschedulable|preemption")
-APPLY_FIRST = ("Namespace", "CustomResourceDefinition", "ClusterTrainingRuntime", "TrainingRuntime", "ConfigMap",
-               "Secret", "ServiceAccount", "PersistentVolumeClaim", "Service")
-CLUSTER_SCOPED = ("Namespace", "CustomResourceDefinition", "ClusterTrainingRuntime", "ClusterRole",
-                  "ClusterRoleBinding", "PriorityClass", "StorageClass", "ClusterQueue", "ResourceFlavor")
 RESOURCES = ("cpu", "memory", "nvidia.com/gpu", "ephemeral-storage")
+
+
+def _ends(d) -> tuple[str, str] | None:
+    """The status conditions that end a job of the document's kind (kdt.kinds.base.Kind.ends)."""
+    k = K.of(d)
+    return k.ends if k is not None else None
+
+
+def _namespaced(d) -> bool:
+    k = K.of(d)
+    return k.namespaced if k is not None else True
 
 
 @dataclass
@@ -123,7 +126,7 @@ class LiveRun:
     # ------------------------------------------------------------- apply
     def apply(self) -> list[F.Finding]:
         """Every document server-side applied, the ones others refer to first; refusals located."""
-        order = sorted(self.docs, key=lambda d: APPLY_FIRST.index(d.kind) if d.kind in APPLY_FIRST else len(APPLY_FIRST))
+        order = sorted(self.docs, key=lambda d: A.tier(d.data, _namespaced(d)))
         out = []
         for d in order:
             args = ["apply", "--server-side", "--force-conflicts", "--field-manager=kdt-run", "-f", "-"]
@@ -140,7 +143,7 @@ class LiveRun:
 
     # ------------------------------------------------------------- verdict
     def _owners(self) -> list:
-        return [d for d in self.applied if d.kind in ENDS]
+        return [d for d in self.applied if _ends(d) is not None]
 
     def _object(self, d) -> dict | None:
         group, _, version = str(d.data.get("apiVersion")).rpartition("/")
@@ -155,7 +158,7 @@ class LiveRun:
 
     def _restarts(self, d) -> str:
         """A JobSet's (a TrainJob's JobSet's) status.restarts, as the offline verdict says it."""
-        if d.kind not in ("TrainJob", "JobSet"):
+        if K.of(d) not in (K.TRAINJOB, K.JOBSET):
             return ""
         ns = (d.data.get("metadata") or {}).get("namespace") or self.ns
         try:
@@ -169,7 +172,7 @@ class LiveRun:
         results = []
         for d in owners:
             obj = self._object(d) or {}
-            ok_type, fail_type = ENDS[d.kind]
+            ok_type, fail_type = _ends(d)
             conds = {c.get("type"): c for c in (obj.get("status") or {}).get("conditions") or []
                      if c.get("status") == "True"}
             if fail_type in conds:
@@ -182,7 +185,7 @@ class LiveRun:
                                        f"{d.kind} {d.name}: {c.get('message', '')}{self._restarts(d)}"))
             else:
                 results.append(None)
-        sts = [d for d in self.applied if d.kind == "StatefulSet"]
+        sts = [d for d in self.applied if K.STATEFULSET.matches(d)]
         for d in sts:
             runs = [r for r in self.agent.runs.values()
                     if ((r.pod.obj.get("metadata") or {}).get("labels") or {}).get("statefulset.kubernetes.io/pod-name")
@@ -266,7 +269,6 @@ class LiveRun:
                                            "and tainted unreachable, its pods deleted")
             self.agent.lose(r.node)
             return
-        self.agent.runs_by_name = {r.pod.name: r}
         import os
         import signal
         if fault.rank is not None:
@@ -284,8 +286,8 @@ class LiveRun:
 
     # ------------------------------------------------------------- the run
     def run(self, timeout: float) -> tuple[Verdict | None, list[F.Finding]]:
-        from ..run.supervisor import _set_subreaper, start_guardian
-        _set_subreaper()
+        from ..run.supervisor import set_subreaper, start_guardian
+        set_subreaper()
         self.guardian = start_guardian(self.agent.run_id)
         self.agent.start()
         if self.shared:
@@ -327,7 +329,7 @@ class LiveRun:
     def cleanup(self) -> int:
         n = self.agent.cleanup()
         for d in reversed(self.applied):
-            if self.shared and d.kind in CLUSTER_SCOPED:
+            if self.shared and not _namespaced(d):
                 continue
             self.c.kubectl("delete", "--ignore-not-found", "--wait=false", *(["-n", self.ns]
                            if not (d.data.get("metadata") or {}).get("namespace") else []),

@@ -31,10 +31,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ..run import controllers as C
 from ..run import netshim
 from ..run.pods import CLUSTER_DOMAIN, Container, EnvError, LocalPod, pod_containers
 from ..run.supervisor import PodRun, Proc, Supervisor
 from .api import Api, ApiError, pod_path
+from .kept import alive
 
 NODE_LABEL = "kdt.dev/run"             # the run a node belongs to (its owner's pid in OWNER_ANNOTATION)
 OWNER_ANNOTATION = "kdt.dev/owner-pid"
@@ -132,7 +134,6 @@ def sweep_orphans(api: Api) -> list[str]:
     """What runs whose `kdt` died (SIGKILL, a crash) left in a kept control plane: their nodes (and Leases),
     PersistentVolumes and namespaces, found by the owner's pid on each node. Called by `kdt cluster up`'s
     daemon every few seconds and by every live run as it starts; the names removed."""
-    from .daemon import alive
     gone = []
     for n in api.items("/api/v1/nodes", labelSelector=NODE_LABEL):
         meta = n["metadata"]
@@ -157,12 +158,16 @@ def sweep_orphans(api: Api) -> list[str]:
     return gone
 
 
-class NodeAgent(Supervisor):
-    """Runs the pods bound to its nodes. `sync()` once per tick; `kdt.live.liverun` drives it."""
+class NodeAgent:
+    """Runs the pods bound to its nodes. `sync()` once per tick; `kdt.live.liverun` drives it. The processes are
+    the offline run's (kdt.run.supervisor.Supervisor's public process API, composed: the agent says what an exit
+    means, as the kubelet does; the restart rule is kdt.run.controllers.restarts_in_place)."""
 
     def __init__(self, api: Api, run_id: str, nodes: int, capacity: dict, opts, timeline, twins: dict | None = None,
                  fallback_doc=None, labels: list[dict] | None = None):
-        super().__init__([], [], {}, opts, timeline)
+        self.processes = Supervisor([], [], {}, opts, timeline, exited=self._on_exit, crash_loops=False)
+        self.opts, self.tl = opts, timeline
+        self.run_id = self.processes.run_id        # the marker of every process of this run
         self.api = api
         self.label = run_id
         self.nodes = {f"kdt-{run_id}-{i}": Node(f"kdt-{run_id}-{i}") for i in range(nodes)}
@@ -242,7 +247,7 @@ class NodeAgent(Supervisor):
         for r in list(self.runs.values()):
             if r.node == node:
                 if r.procs:
-                    self.delete_pod(r, 0)
+                    self.processes.delete_pod(r, 0)
                 self.api.delete(pod_path(r.pod.namespace, r.pod.name), grace=0, uid=r.uid)
                 r.finalized = True
 
@@ -295,13 +300,13 @@ class NodeAgent(Supervisor):
         if any(x.logical == logical for x in self.runs.values()):
             self.tl.add("recreate", logical, f"the controller created the pod again ({meta['name']})")
         self.runs[r.uid] = r
-        self.pods = list(self.twins.values()) or [lp]     # OMP_NUM_THREADS: the machine's cores over the run's pods
+        self.processes.pods = list(self.twins.values()) or [lp]   # OMP_NUM_THREADS: the machine's cores over the run's pods
         self.tl.add("scheduled", logical, f"pod {meta['name']} bound to node {lp.node}; address {r.api_ip} (here "
                                           f"{lp.ip})", ip=lp.ip, pod_ip=r.api_ip)
         return r
 
     def _start(self, r: LivePodRun) -> None:
-        self.objects = self.objects_ns[r.pod.namespace] = self._objects(r.pod.namespace)
+        self.objects_ns[r.pod.namespace] = self._objects(r.pod.namespace)
         r.incarnation = 1
         r.dir = self.opts.run_dir / "pods" / f"{r.pod.name}.{r.uid[:8]}"
         r.dir.mkdir(parents=True, exist_ok=True)
@@ -310,10 +315,18 @@ class NodeAgent(Supervisor):
             r.restarts[c.name] = 0
         self._advance(r)
 
+    def _advance(self, r: LivePodRun) -> None:
+        """Start the next init container, or the main containers once every init container succeeded."""
+        if r.init_next < len(r.pod.init_containers):
+            self._start_container(r, r.pod.init_containers[r.init_next])
+            return
+        for c in r.pod.containers:
+            self._start_container(r, c)
+
     def _start_container(self, r: LivePodRun, c: Container) -> None:
-        self.objects = self.objects_ns.get(r.pod.namespace, {})
+        self.processes.objects = self.objects_ns.get(r.pod.namespace, {})
         try:
-            argv, _env, _ = self.command(r.pod, c, r.dir)
+            argv, _env, _ = self.processes.command(r.pod, c, r.dir)
         except EnvError as exc:
             self._cannot_start(r, c, "CreateContainerConfigError", exc.message, c.path + exc.path)
             return
@@ -325,7 +338,7 @@ class NodeAgent(Supervisor):
                                "(a local run starts the image's program from this machine's PATH)",
                                c.path + (("command", 0) if c.spec.get("command") else ("image",)))
             return
-        super()._start_container(r, c)
+        self.processes.start_container(r, c)
         r.started_at[c.name] = now_iso()
         r.state[c.name] = {"running": {"startedAt": r.started_at[c.name]}}
         r.phase = "Running" if not c.init else r.phase
@@ -345,7 +358,7 @@ class NodeAgent(Supervisor):
 
     def _on_exit(self, r: LivePodRun, proc: Proc) -> None:
         c, code = proc.container, proc.code
-        self._signal(proc.marker, signal.SIGKILL)      # the container's PID 1 is gone: so is the rest of it
+        self.processes.signal_marked(proc.marker, signal.SIGKILL)   # the container's PID 1 is gone: so is the rest of it
         r.procs.pop(c.name, None)
         term = {"terminated": {"exitCode": code, "reason": "Completed" if code == 0 else "Error",
                                "startedAt": r.started_at.get(c.name), "finishedAt": now_iso(),
@@ -355,10 +368,7 @@ class NodeAgent(Supervisor):
         if code == 0:
             r.exited_zero.add(c.name)
         policy = r.pod.restart_policy
-        if c.init:
-            restart = code != 0 and policy != "Never"
-        else:
-            restart = policy == "Always" or (policy == "OnFailure" and code != 0)
+        restart = C.restarts_in_place(policy, code, init=c.init)
         r.dirty = True
         if restart:
             r.restarts[c.name] = r.restarts.get(c.name, 0) + 1
@@ -384,10 +394,6 @@ class NodeAgent(Supervisor):
     def _end(self, r: LivePodRun, phase: str) -> None:
         r.phase, r.ended, r.dirty = phase, True, True
         self.tl.add("pod-" + phase.lower(), r.logical, f"pod {phase}")
-
-    def _error_line(self, r, proc, raw: str) -> None:
-        """A crash loop is the kubelet's to live with (it backs off forever): the run reads it from the
-        container's status, not from its output."""
 
     # ------------------------------------------------------------- status
     def _status(self, r: LivePodRun) -> dict:
@@ -430,7 +436,7 @@ class NodeAgent(Supervisor):
     # ------------------------------------------------------------- one tick
     def sync(self) -> list[dict]:
         """Adopt the pods bound to the nodes, end the deleted ones, restart what is due, report; the pods seen."""
-        self._reap()
+        self.processes.reap()
         pods = [p for p in self.api.items("/api/v1/pods") if (p.get("spec") or {}).get("nodeName") in self.nodes]
         seen = set()
         for obj in pods:
@@ -448,20 +454,20 @@ class NodeAgent(Supervisor):
         for uid, r in list(self.runs.items()):
             if uid not in seen and not r.finalized:       # deleted with no grace (force): gone at once
                 if r.procs:
-                    self.delete_pod(r, 0)
+                    self.processes.delete_pod(r, 0)
                 r.finalized = True
         now = time.time()
         for r in self.runs.values():
             if r.finalized or r.deleting:
                 continue
             for proc in list(r.procs.values()):
-                self._scan(r, proc)
+                self.processes.scan(r, proc)
             for cname, when in list(r.pending_restart.items()):
                 if now >= when:
                     del r.pending_restart[cname]
                     c = next(x for x in [*r.pod.init_containers, *r.pod.containers] if x.name == cname)
                     self._start_container(r, c)
-        self._reap()
+        self.processes.reap()
         for r in self.runs.values():
             if r.dirty and not r.finalized:
                 self._report(r)
@@ -509,13 +515,13 @@ class NodeAgent(Supervisor):
             r.term_deadline = now + grace
             r.pending_restart = {}
             self.tl.add("delete", r.logical, f"pod {r.pod.name} is deleted: SIGTERM, then SIGKILL after {grace:g} s")
-            self._signal(f"{self.run_id}/{r.pod.name}/{r.incarnation}/", signal.SIGTERM)
+            self.processes.signal_marked(f"{self.run_id}/{r.pod.name}/{r.incarnation}/", signal.SIGTERM)
         prefix = f"{self.run_id}/{r.pod.name}/{r.incarnation}/"
-        self._reap()
+        self.processes.reap()
         if now < r.term_deadline and any(p.code is None for p in r.procs.values()):
             return
         r.deleting = True
-        self.delete_pod(r, 0)
+        self.processes.delete_pod(r, 0)
         for c in r.pod.containers:
             if "terminated" not in (r.state.get(c.name) or {}):
                 r.state[c.name] = {"terminated": {"exitCode": 137, "reason": "Error", "startedAt": r.started_at.get(c.name),
@@ -552,9 +558,22 @@ class NodeAgent(Supervisor):
         key = tuple(sorted((ip, tuple(ns)) for ip, ns in names.items()))
         if key != self.names_key:
             self.names_key = key
-            netshim.write_hosts(self.hosts, names)
+            netshim.write_hosts(self.processes.hosts, names)
 
     def start(self) -> None:
-        """The run's folder and shim, as offline (kdt.run.supervisor.prepare with no pods of its own)."""
-        self.prepare()
+        """The run's folder and shim, as offline (kdt.run.supervisor.prepare with no pods of its own). A crash
+        loop is the kubelet's to live with (it backs off forever): the run reads it from the container's status,
+        not from its output (crash_loops=False)."""
+        self.processes.prepare()
         self.runs = {}
+
+    @property
+    def max_step(self) -> int:
+        """The highest training step a process of the run logged."""
+        return self.processes.max_step
+
+    def cleanup(self) -> int:
+        """Kill whatever of this run is still alive (nothing restarts any more); the number of processes that were."""
+        for r in self.runs.values():
+            r.deleting, r.start_at, r.pending_restart = True, 0.0, {}
+        return self.processes.cleanup()

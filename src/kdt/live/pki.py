@@ -11,6 +11,7 @@ server (which calls the webhook at 127.0.0.1) would not trust.
 """
 from __future__ import annotations
 
+import base64
 import os
 import shutil
 import subprocess
@@ -99,3 +100,8 @@ def make(folder: Path) -> Pki:
     for key in ("ca", "apiserver", "admin", "webhook", "sa"):
         _run(["rsa", "-in", f"{key}.key", "-traditional", "-out", f"{key}.key"], folder)
     return Pki(folder)
+
+
+def ca_bundle(p) -> str:
+    """The run's CA certificate as a webhook configuration's `caBundle` (base64 of the PEM); `p` the run's Pki."""
+    return base64.b64encode(p.ca.read_bytes()).decode()

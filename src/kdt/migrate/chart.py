@@ -2,7 +2,8 @@
 
 The chart renders the same job both ways (templates/pytorchjob.yaml, templates/trainjob.yaml), so the values
 file changes little: `mode: trainjob`, `trainJob.trainerVersion`, the group restarts torchrun made in place
-as the created runtime's `trainJob.runtime.maxRestarts` (row group-restarts), PYTHONUNBUFFERED in `env` (row
+as the created runtime's `trainJob.runtime.maxRestarts` (row group-restarts), `runPolicy.activeDeadlineSeconds`
+as `trainJob.activeDeadlineSeconds` (row active-deadline), PYTHONUNBUFFERED in `env` (row
 python-unbuffered). A torchft job (`faultTolerance.enabled`) keeps its values: trainjob mode reads them too
 (the groups' ids from the completion index, row pod-index; each pod restarting alone in the runtime the chart
 creates, so `trainJob.runtime.create` true and `trainJob.runtime.maxRestarts` 0: row replica-group-restarts). What the PyTorchJob's migration reports about the job (kdt.migrate.pytorchjob) holds for
@@ -134,9 +135,18 @@ def plan(values_file: Path, chart: Path, version: str, job_plans: list, doc_for_
         lost("backoff-limit", ("pytorchJob", "runPolicy", "backoffLimit"),
              f"{rp['backoffLimit']} has no value in trainjob mode: the trainer Job fails after Kubernetes' default of 6",
              ("job", "backoff limit"))
-    if rp.get("activeDeadlineSeconds") is not None:
+    deadline = rp.get("activeDeadlineSeconds")
+    if deadline is not None and (label != "2.1" or groups or rt.get("create") is True):
+        # trainJob.activeDeadlineSeconds: 2.2+ the TrainJob's, 2.1 the created runtime's trainer Job's
+        _ensure(ops, work, ("trainJob",))
+        ops.append(Op("replace" if "activeDeadlineSeconds" in work["trainJob"] else "add",
+                      ("trainJob", "activeDeadlineSeconds"), deadline))
+        done.append(("active-deadline", f"pytorchJob.runPolicy.activeDeadlineSeconds {deadline} -> "
+                                        f"trainJob.activeDeadlineSeconds"))
+    elif deadline is not None:
         lost("active-deadline", ("pytorchJob", "runPolicy", "activeDeadlineSeconds"),
-             "has no value in trainjob mode: no deadline", ("job", "active deadline"))
+             "Trainer 2.1 has no TrainJob deadline and the runtime is not the chart's (trainJob.runtime.create): "
+             "no deadline", ("job", "active deadline"))
     if pj.get("restartPolicy", TO1.DEFAULT_RESTART_POLICY) != TO1.DEFAULT_RESTART_POLICY:
         lost("restart-policy", ("pytorchJob", "restartPolicy"),
              f"{pj['restartPolicy']} has no value in trainjob mode: the runtime's pods restart OnFailure",

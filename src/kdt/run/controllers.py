@@ -45,8 +45,13 @@ class Verdict:
         return f"{'Succeeded' if self.succeeded else 'Failed'} ({self.reason}): {self.message}"
 
 
-def restarts_in_place(restart_policy: str, code: int) -> bool:
-    """The kubelet: does a container that exited with `code` start again in the same pod?"""
+def restarts_in_place(restart_policy: str, code: int, init: bool = False) -> bool:
+    """The kubelet: does a container that exited with `code` start again in the same pod? An init container
+    (`init`) only on failure, unless the pod's policy is Never (kubernetes v1.36.3
+    pkg/kubelet/kuberuntime/kuberuntime_container.go computeInitContainerActions: an init container restarts as
+    under OnFailure when the pod's policy is Always)."""
+    if init:
+        restart_policy = "OnFailure" if restart_policy == "Always" else restart_policy
     return restart_policy == "Always" or (restart_policy == "OnFailure" and code != 0)
 
 

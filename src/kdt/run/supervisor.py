@@ -46,7 +46,7 @@ LOCAL_ENV = {"HF_HUB_OFFLINE": "1", "GRPC_DNS_RESOLVER": "native"}
 _ERROR_LINE = re.compile(r"^(?:\[(?:default)?rank\d+\]:\s*)?((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit)(?::\s.*)?)$")
 
 
-def _set_subreaper() -> None:
+def set_subreaper() -> None:
     try:
         ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)   # PR_SET_CHILD_SUBREAPER
     except (OSError, AttributeError):
@@ -180,8 +180,14 @@ class Options:
 
 
 class Supervisor:
+    """Starts, watches, faults and reaps a run's processes. `kdt run` drives it whole (`run`: its controllers
+    decide what an exit means); another driver (the node agent of `kdt run --live`, kdt.live.node) composes its
+    public process API: `prepare`, `command`, `start_container`, `scan`, `reap`, `signal_marked`, `delete_pod`,
+    `cleanup`, handing in `exited` (what an exit means to it) and `crash_loops=False` (a cluster lives with them)."""
+
     def __init__(self, pods: list[LocalPod], controllers: list[C.Controller], objects: dict, opts: Options,
-                 timeline: Timeline, extra_names: dict[str, list[str]] | None = None):
+                 timeline: Timeline, extra_names: dict[str, list[str]] | None = None,
+                 exited: Callable[[PodRun, Proc], None] | None = None, crash_loops: bool = True):
         self.pods = pods
         self.controllers = controllers
         self.by_pod = {p.name: c for c in controllers for p in (s.pod for s in c.pods.values())}
@@ -195,6 +201,8 @@ class Supervisor:
         self.max_step = -1
         self.extra_names = extra_names or {}
         self._resolved: dict[tuple, str | None] = {}     # (--git-repo source, ref) -> commit, checked once
+        self.exited = exited or self._on_exit             # a container's process ended (not while deleting)
+        self.crash_loops = crash_loops                     # read crash loops from the output (offline: yes)
 
     # ------------------------------------------------------------- preparation
     def prepare(self) -> list[Finding]:
@@ -402,7 +410,7 @@ class Supervisor:
                 "--root", local_root, "--link", str(s.get("link") or url.rstrip("/").split("/")[-1])]
 
     # ------------------------------------------------------------- processes
-    def _start_container(self, r: PodRun, c: Container) -> None:
+    def start_container(self, r: PodRun, c: Container) -> None:
         o = self.opts
         argv, env, (mounts, cwd) = self.command(r.pod, c, r.dir)
         marker = f"{self.run_id}/{r.pod.name}/{r.incarnation}/{c.name}"
@@ -439,12 +447,12 @@ class Supervisor:
     def _advance(self, r: PodRun) -> None:
         """Start the next init container, or the main containers once every init container succeeded."""
         if r.init_next < len(r.pod.init_containers):
-            self._start_container(r, r.pod.init_containers[r.init_next])
+            self.start_container(r, r.pod.init_containers[r.init_next])
             return
         for c in r.pod.containers:
-            self._start_container(r, c)
+            self.start_container(r, c)
 
-    def _signal(self, prefix: str, sig: int) -> int:
+    def signal_marked(self, prefix: str, sig: int) -> int:
         n = 0
         for pid in marked_pids(prefix):
             try:
@@ -459,22 +467,22 @@ class Supervisor:
         r.deleting = True
         prefix = f"{self.run_id}/{r.pod.name}/{r.incarnation}/"
         if grace > 0:
-            self._signal(prefix, signal.SIGTERM)
+            self.signal_marked(prefix, signal.SIGTERM)
             deadline = time.time() + grace
             while time.time() < deadline and marked_pids(prefix):
-                self._reap()
+                self.reap()
                 time.sleep(0.05)
-        self._signal(prefix, signal.SIGKILL)
+        self.signal_marked(prefix, signal.SIGKILL)
         deadline = time.time() + 10
         while time.time() < deadline and (marked_pids(prefix) or any(p.code is None for p in r.procs.values())):
-            self._reap()
+            self.reap()
             time.sleep(0.02)
-        self._reap()
+        self.reap()
         r.procs = {}
         r.pending_restart = {}
         r.ended = True
 
-    def _reap(self) -> None:
+    def reap(self) -> None:
         while True:
             try:
                 pid, status = os.waitpid(-1, os.WNOHANG)
@@ -490,14 +498,14 @@ class Supervisor:
             proc.code = 128 - code if code < 0 else code     # the kubelet reports a signal N as 128+N
             if proc.popen is not None:
                 proc.popen.returncode = proc.code
-            self._scan(r, proc)
+            self.scan(r, proc)
             if not r.deleting:
-                self._on_exit(r, proc)
+                self.exited(r, proc)
 
     def _on_exit(self, r: PodRun, proc: Proc) -> None:
         c, code = proc.container, proc.code
         # The container's PID 1 is gone: so is every other process in it.
-        self._signal(proc.marker, signal.SIGKILL)
+        self.signal_marked(proc.marker, signal.SIGKILL)
         r.procs.pop(c.name, None)
         ctl = self.by_pod[r.pod.name]
         self.tl.add("exit", r.pod.shown, f"{'init container' if c.init else 'container'} {c.name} exited with code {code}",
@@ -507,7 +515,7 @@ class Supervisor:
             if code == 0:
                 r.init_next += 1
                 self._advance(r)
-            elif C.restarts_in_place("OnFailure" if policy == "Always" else policy, code):
+            elif C.restarts_in_place(policy, code, init=True):
                 self._after(ctl.on_restart(r.pod.name))
                 r.pending_restart[c.name] = time.time() + self.opts.restart_delay
             else:
@@ -568,7 +576,7 @@ class Supervisor:
                     r.deleting = True
 
     # ------------------------------------------------------------- logs and faults
-    def _scan(self, r: PodRun, proc: Proc) -> None:
+    def scan(self, r: PodRun, proc: Proc) -> None:
         try:
             with open(proc.log, "rb") as f:
                 f.seek(proc.offset)
@@ -582,7 +590,8 @@ class Supervisor:
         for raw in chunk[:end].decode("utf-8", "replace").splitlines():
             parsed = read_tagged(raw)
             if not parsed:
-                self._error_line(r, proc, raw)
+                if self.crash_loops:
+                    self._error_line(r, proc, raw)
                 continue
             tag, f = parsed
             if tag == "DDP" and "rank" in f and "pid" in f:
@@ -660,7 +669,7 @@ class Supervisor:
 
     # ------------------------------------------------------------- the run
     def run(self) -> C.Verdict:
-        _set_subreaper()
+        set_subreaper()
         self.guardian = start_guardian(self.run_id)
         for c in self.controllers:
             for n in c.notes:
@@ -672,16 +681,16 @@ class Supervisor:
         deadline = time.time() + self.opts.timeout
         verdict_at = None
         while True:
-            self._reap()
+            self.reap()
             now = time.time()
             for r in self.runs.values():
                 for proc in list(r.procs.values()):
-                    self._scan(r, proc)
+                    self.scan(r, proc)
                 for cname, when in list(r.pending_restart.items()):
                     if now >= when:
                         del r.pending_restart[cname]
                         c = next(x for x in [*r.pod.init_containers, *r.pod.containers] if x.name == cname)
-                        self._start_container(r, c)
+                        self.start_container(r, c)
                 if r.deleting and r.start_at and now >= r.start_at:
                     r.start_at = 0.0
                     self.start_pod(r)
@@ -722,7 +731,7 @@ class Supervisor:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
-            self._reap()
+            self.reap()
             time.sleep(0.05)
-        self._reap()
+        self.reap()
         return n

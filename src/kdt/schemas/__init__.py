@@ -42,6 +42,7 @@ import jsonschema_rs
 from .. import versions
 from ..errors import UsageError
 from .crd_rules import INT_RANGE
+from .pool import Pool, refs as _refs  # noqa: F401  (Pool: the package's interface)
 
 HERE = Path(__file__).resolve().parent
 GENERATED = HERE / "generated"
@@ -103,18 +104,6 @@ def trainer_version(value: str) -> str:
     return trainer_release(value)
 
 
-@dataclass
-class Pool:
-    """A set of definitions and the root definition of each (apiVersion, kind) it holds."""
-    name: str
-    defs: dict
-    kinds: dict        # apiVersion -> kind -> definition name
-    # A CRD's (kdt.schemas.crds): definition name -> what the API server does to the object before validating
-    # it (its null pruning and defaults), and -> the trie of its CEL rules and formats (kdt.schemas.crd_rules.trie)
-    admit: dict = field(default_factory=dict)
-    rules: dict = field(default_factory=dict)
-
-
 @functools.lru_cache(maxsize=None)
 def kubernetes_pool(version: str) -> Pool:
     path = _kv_root() / f"v{version}.0-local-strict" / "_definitions.json"
@@ -151,19 +140,6 @@ def kubeflow_pool(trainer: str) -> Pool:
         for av, ks in payload["kinds"].items():
             kinds.setdefault(av, {}).update(ks)
     return Pool(f"Trainer {trainer}", defs, kinds)
-
-
-def _refs(node: Any, out: list) -> None:
-    if isinstance(node, dict):
-        ref = node.get("$ref")
-        if isinstance(ref, str):
-            out.append(ref)
-        for v in node.values():
-            if isinstance(v, (dict, list)):
-                _refs(v, out)
-    elif isinstance(node, list):
-        for v in node:
-            _refs(v, out)
 
 
 def _rewrite_k8s(node: Any) -> Any:

@@ -30,7 +30,7 @@ from typing import Any
 
 from .. import versions
 from ..documents import Document
-from . import Pool
+from .pool import Pool
 from ..generated import write_or_check
 from .crds import KUBERNETES_REF, pools_of
 

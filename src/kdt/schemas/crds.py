@@ -73,7 +73,8 @@ import jsonschema_rs
 from .. import kinds as K
 from ..documents import load_paths
 from ..errors import UsageError
-from . import Pool, crd_rules
+from . import crd_rules
+from .pool import Pool
 
 OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
 _DROP = {"description", "default", "example", "externalDocs", "format", "nullable", "x-kubernetes-validations",
@@ -282,7 +283,7 @@ def has_null(data: Any) -> bool:
 def _check(doc, version: str, root: dict) -> None:
     """A schema that cannot be compiled (a type or pattern JSON Schema does not know) is the CRD's fault:
     one line naming it, not a traceback later."""
-    from . import _refs
+    from .pool import refs as _refs
     refs: list = []
     _refs(root, refs)
     stubs = {r.rsplit("/", 1)[-1]: {"type": "object"} for r in refs if r.startswith("#/$defs/")}

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from kdt import cluster
+from kdt import cluster_file as cluster
 from kdt import podsecurity as PS
 from kdt.documents import load_stream
 from kdt.errors import UsageError

@@ -1,7 +1,7 @@
 """Kueue's objects of a run, joined to a queued job (not a rule: shared by the kueue-* rules).
 
 The queue objects a job is joined to are those of the run (every target and file: ctx.pool) and the
-cluster's own (`.kdt-cluster.yaml` `objects`, kdt.cluster). Objects the cluster file declares are the
+cluster's own (`.kdt-cluster.yaml` `objects`, kdt.cluster_file). Objects the cluster file declares are the
 cluster's whole truth: a LocalQueue missing there is missing (an error); objects found only in the run
 may have siblings on the cluster, so a name missing among them is a warning; a run with no queue objects
 at all checks nothing and says so only in the rules' documentation.

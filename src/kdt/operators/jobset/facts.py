@@ -487,3 +487,6 @@ def claim_volume_names(spec: dict) -> frozenset:
 # restartPolicy, ...): kdt takes the patch as given (an object with all of them written is the one case where
 # v0.12.0 refuses the number; measured on Kubernetes v1.36.3 with JobSet v0.12.0: `cpu: 0.25` admitted).
 WEBHOOK_REENCODES = True
+
+# the status conditions (type, status True) that end a job: (succeeded, failed) (jobset v0.12.0 api/jobset/v1alpha2 jobset_types.go JobSetCompleted, JobSetFailed)
+JOBSET_ENDS = ("Completed", "Failed")

@@ -46,6 +46,13 @@ SLICE_REQUIRED_TOPOLOGY = "kueue.x-k8s.io/podset-slice-required-topology"
 SLICE_SIZE = "kueue.x-k8s.io/podset-slice-size"
 SLICE_CONSTRAINTS = "kueue.x-k8s.io/podset-slice-required-topology-constraints"
 PODSET_GROUP = "kueue.x-k8s.io/podset-group-name"
+
+# MultiKueue (apis/kueue/v1beta2/multikueue_types.go MultiKueueControllerName): a job whose managedBy is this
+# is left by its own controller to Kueue, which runs it on a worker cluster through an AdmissionCheck of this
+# controllerName (admissioncheck_types.go ControllerName, Parameters) whose parameters name a MultiKueueConfig
+# (multikueue_types.go MultiKueueConfigSpec.Clusters) listing MultiKueueClusters; the check is inactive
+# ("NoUsableClusters") when none of them exists (pkg/controller/admissionchecks/multikueue/admissioncheck.go).
+MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
 # One of these three at most (jobframework/tas_validation.go ValidateTASPodSetRequest: "must not contain
 # more than one topology annotation"); Build() reads them in this order.
 TOPOLOGY_MODES = (REQUIRED_TOPOLOGY, PREFERRED_TOPOLOGY, UNCONSTRAINED_TOPOLOGY)

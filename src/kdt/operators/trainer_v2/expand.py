@@ -683,6 +683,8 @@ def expand(job: Document, docs: list[Document], load: LoadFn, version: str | Non
     snap = _snapshot(b)
     if snap is not None:
         out.append(snap)
+    if isinstance(b.spec.get("activeDeadlineSeconds"), int) and b.spec["activeDeadlineSeconds"] > 0:
+        b.facts["active_deadline"] = b.spec["activeDeadlineSeconds"]
     if b.spec.get("suspend") is True:
         b.facts["held"] = ("spec.suspend is true: the JobSet is created suspended, its Jobs suspended, and no pod "
                            "runs until the TrainJob is resumed (builder.go Suspend; jobset_controller.go constructJob)")

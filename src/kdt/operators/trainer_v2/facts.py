@@ -140,6 +140,9 @@ def find_runtime(job, docs):
 # pkg/apis/trainer/v1alpha1/trainjob_types.go ManagedBy: the TrainJob controller reconciles a TrainJob with
 # this value (or none); one for MultiKueue is left to Kueue (pkg/util/trainjob IsManagedByExternalController).
 TRAINJOB_CONTROLLER = "trainer.kubeflow.org/trainjob-controller"
+MULTIKUEUE = "kueue.x-k8s.io/multikueue"
+# the CEL rule on TrainJobSpec.managedBy (trainjob_types.go, v2.1.0 and v2.3.0): these two values only
+MANAGED_BY = (TRAINJOB_CONTROLLER, MULTIKUEUE)
 # pkg/runtime/framework/plugins/jobset/constants VolumeNameInitializer (v2.3.0): the volume an initializer
 # container must mount (jobset.go Validate).
 INITIALIZER_VOLUME = "initializer"
@@ -383,3 +386,6 @@ def runtime_snapshot(trainjob: dict, runtime: dict) -> dict:
                                    "controller": True, "blockOwnerDeletion": True}]
     return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": cm_meta,
             "data": {RUNTIME_SNAPSHOT_KEY: snapshot_yaml(runtime)}}
+
+# the status conditions (type, status True) that end a job: (succeeded, failed) (trainer v2.3.0 pkg/apis/trainer/v1alpha1 trainjob_types.go TrainJobComplete, TrainJobFailed)
+TRAINJOB_ENDS = ("Complete", "Failed")

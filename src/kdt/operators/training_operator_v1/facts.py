@@ -239,3 +239,6 @@ VOLCANO_DEFAULT_QUEUE = "default"
 # pkg/apis/kubeflow.org/v1/pytorch_defaults.go SetDefaults_PyTorchJob (v1.9.4): cleanPodPolicy defaults to None
 # (the pods of a finished job are kept).
 DEFAULT_CLEAN_POD_POLICY = "None"
+
+# the status conditions (type, status True) that end a job: (succeeded, failed) (training-operator v1.9.4 pkg/apis/kubeflow.org/v1 common_types.go JobSucceeded, JobFailed)
+JOB_ENDS = ("Succeeded", "Failed")

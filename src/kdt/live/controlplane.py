@@ -24,7 +24,6 @@ exits early ends the start (or the run) with one line naming it and the last lin
 """
 from __future__ import annotations
 
-import base64
 import ctypes
 import json
 import os
@@ -136,7 +135,7 @@ class Cluster(Client):
     ports: dict = field(default_factory=dict)
     owned_folder: bool = False
     started_s: float = 0.0
-    cluster_file: object = None       # kdt.cluster.Cluster: how the repository's clusters run the operators
+    cluster_file: object = None       # kdt.cluster_file.Cluster: how the repository's clusters run the operators
     notes: list = field(default_factory=list)   # what of the cluster file's objects was left out, and why
     installed: set = field(default_factory=set)  # kdt.live.install.key of every object the install applied
 
@@ -358,6 +357,3 @@ class Cluster(Client):
         elif self.kubeconfig.exists():
             self.kubeconfig.unlink()      # no stale kubeconfig pointing at a stopped server
 
-
-def ca_bundle(c: Cluster) -> str:
-    return base64.b64encode(c.pki.ca.read_bytes()).decode()
