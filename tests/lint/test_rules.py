@@ -356,7 +356,7 @@ def _initializer_job(secret: str, uri: str = "s3://bucket/data") -> str:
 def test_initializer_secret_named_nowhere_says_what_to_create_and_the_cluster_file_decides(tmp_path):
     """#55: where no Secret is known the rule warns what to create; where the cluster file lists Secrets, a name
     among none of them is an error and a listed one passes."""
-    from kdt.cluster import Cluster
+    from kdt.cluster_file import Cluster
     from kdt.documents import load_stream
     docs, _ = load_stream(_initializer_job("s3-keys"), "t.yaml")
     (f,) = [f for f in lint_documents(docs, cluster=Cluster()) if f.rule == "trainjob-initializer-secret"]
