@@ -218,6 +218,23 @@ def test_target_runs_to_completion(target, shared_run, request):
         report = json.loads((out_dir / "report.json").read_text())
         assert report["steps"] == LLM_STEPS and report["weights_sha256"] == digest
         assert (out_dir / "best" / "adapter_model.safetensors").is_file() and (out_dir / "mlflow_run_id").is_file()
+        _holds_its_trainer_status(events, report)
+
+
+def _holds_its_trainer_status(events, report):
+    """A TrainJob of Trainer 2.2+: kdt served Trainer's status endpoint and the fine-tune reported to it (trainkit's
+    reporter); the last report is the run's end: its steps, its final loss, its validation perplexity, 100%."""
+    progress = of(events, "progress")
+    assert progress, "no trainerStatus report"
+    last = progress[-1]["data"]["status"]
+    metrics = {m["name"]: m["value"] for m in last["metrics"]}
+    assert last["progressPercentage"] == 100 and last["estimatedRemainingSeconds"] == 0
+    assert metrics["step"] == metrics["total_steps"] == str(LLM_STEPS)
+    assert float(metrics["loss"]) == pytest.approx(report["final_train_loss"], rel=1e-5)
+    assert "val_ppl" in metrics and float(metrics["target_tokens_per_s"]) > 0
+    steps = [int({m["name"]: m["value"] for m in e["data"]["status"]["metrics"]}["step"]) for e in progress]
+    assert steps == sorted(steps)
+    assert "[####################] 100%" in progress[-1]["text"]
 
 
 def _trainkit_default(dest: str):

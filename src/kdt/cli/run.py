@@ -278,6 +278,7 @@ def main(argv=None) -> int:
                        restart_delay=args.restart_delay, faults=faults, claims=claims,
                        crash_loop_limit=args.crash_loop_limit, git_repos=git_repos, check_programs=not args.live,
                        field_origin=lambda pod, c, key: K.of(pod.source).field_origin(pod, c, key))
+        endpoint = None if args.live or args.dry_run else _trainer_status(pods, run_dir, tl, opts)
         sup = _supervisor(pods, ctls, docs, opts, tl)
     except _Stop as stop:
         for f in sorted(stop.findings, key=F.sort_key):
@@ -291,7 +292,41 @@ def main(argv=None) -> int:
         print(f"# kdt run {name} (offline: kdt's rules of the operators; --live runs the real ones): {len(pods)} pod(s) "
               f"({', '.join(f'{q.name}={q.ip}' for q in pods[:6])}{', ...' if len(pods) > 6 else ''}); "
               f"folder {run_dir}", flush=True)
-    return _run(sup, tl, args, name, run_dir)
+    try:
+        return _run(sup, tl, args, name, run_dir)
+    finally:
+        if endpoint is not None:
+            endpoint.stop()
+
+
+def _trainer_status(pods: list, run_dir: Path, tl, opts):
+    """Trainer 2.2+'s status endpoint for the run's TrainJobs (kdt.run.trainer_status): served here, its URL, CA and
+    token files given to the trainer's containers as Trainer's TrainJobStatus plugin gives them, each report shown
+    as a progress bar. None when the run has no TrainJob of 2.2+ (2.1 has no such endpoint)."""
+    from ..operators.jobset import facts as JSF
+    from ..operators.trainer_v2 import facts as TV2
+    from ..run import trainer_status as TS
+    jobs = {(p.source.namespace or "default", p.source.name) for p in pods
+            if K.TRAINJOB.matches(p.source) and p.facts.get("version") not in (None, "2.1")}
+    if not jobs:
+        return None
+    folder = run_dir / "trainer-status"
+    cert, key = TS.make_certificate(folder)
+    ep = TS.Endpoint(folder, cert, on_update=lambda job, st: tl.add(
+        "progress", f"TrainJob/{job.name}", TS.bar(st), status=st))
+    for ns, name in sorted(jobs):
+        ep.add(ns, name)
+    ep.start(cert, key)
+
+    def pod_env(pod, c) -> dict:
+        job = ep.jobs.get((pod.source.namespace or "default", pod.source.name))
+        labels = (pod.obj.get("metadata") or {}).get("labels") or {}
+        trainer = labels.get(JSF.LABEL_REPLICATED_JOB) == pod.facts.get("trainer_job", TV2.NODE)
+        return ep.env(job) if job is not None and trainer and not c.init else {}
+    opts.pod_env = pod_env
+    tl.add("note", "", f"Trainer's status endpoint (TrainJobStatus) served at {ep.url(next(iter(ep.jobs.values())))}: "
+                       "the trainer's containers get its URL, CA and token; each report is a progress line")
+    return ep
 
 
 def _plan(sup, pods: list, name: str) -> int:

@@ -177,6 +177,9 @@ class Options:
     # a program missing here stops the run before it starts; `kdt run --live` leaves it to the node agent,
     # whose pod fails as on a cluster (ErrImagePull, kdt.live.node)
     check_programs: bool = True
+    # env a container gets from a controller kdt stands in for, besides its manifest's (Trainer's TrainJobStatus
+    # plugin: the status endpoint's URL, CA and token files of this run; kdt.run.trainer_status)
+    pod_env: Callable[[LocalPod, Container], dict] | None = None
 
 
 class Supervisor:
@@ -333,6 +336,8 @@ class Supervisor:
         env.update(container_env(p, dataclasses.replace(c, spec={k: v for k, v in c.spec.items() if k != "envFrom"})
                                  if stand_in else c, self.objects))
         env.update(LOCAL_ENV)
+        if o.pod_env is not None:
+            env.update(o.pod_env(p, c))
         env.update(o.env)
         env = {k: mounts.rewrite(v) for k, v in env.items()}
         command = c.spec.get("command")
