@@ -279,7 +279,12 @@ def test_shipped_targets_expand_by_the_operators_rules():
             elif d.kind == "TrainJob":
                 seen.add("TrainJob")
                 [e] = of_kind(mine, "JobSet")
-                assert len(of_kind(mine, "Pod")) == d.data["spec"]["trainer"]["numNodes"]
+                pods = of_kind(mine, "Pod")
+                node_pods = [p for p in pods if p.facts["job"] == f"{d.name}-{TV2.NODE}-0"]
+                assert len(node_pods) == d.data["spec"]["trainer"]["numNodes"]
+                # and one pod per initializer the TrainJob gives a source (builder.go Initializer: replicas 1)
+                assert sorted(p.facts["job"] for p in pods if p not in node_pods) == sorted(
+                    f"{d.name}-{f}-initializer-0" for f in (d.data["spec"].get("initializer") or {}))
                 trainer = d.data["spec"]["trainer"]
                 rj, pod, c = node_container(e.obj)
                 assert rj["template"]["spec"]["parallelism"] == trainer["numNodes"]
