@@ -44,10 +44,12 @@ def main(argv=None) -> int:
     rows, out, bad = [], [], 0
     fields: dict = {}          # where both refuse: same field, nested, different, no field (kdt.live.verdicts)
     failing: list[str] = []
+    admissions: list = []     # every verdict, for the rules whose basis disagrees with the server
     try:
         for r, res in run_targets(results, trainer_releases=tuple(args.release or ()) or None, wait_s=args.wait,
                                   compare=not args.admission_only):
             judged = [a for a in res.admissions if a.skipped is None]
+            admissions.extend(res.admissions)
             agree = sum(1 for a in judged if a.agree)
             explained = sum(1 for d in res.differences if d.cause)
             rows.append((res.target, res.release, res.training_operator, len(res.admissions), f"{agree}/{len(judged)}", res.objects,
@@ -105,6 +107,10 @@ def main(argv=None) -> int:
           f"{time.monotonic() - t0:.0f} s")
     if fields:
         print("both refuse, the field: " + ", ".join(f"{n} {k}" for k, n in sorted(fields.items())))
+    from kdt.live.verdicts import basis_disagreements
+    basis = basis_disagreements(admissions)
+    print("rules whose basis (rejected) disagrees with the server: "
+          + (", ".join(f"{r} ({n} document(s) accepted)" for r, n in sorted(basis.items())) or "none"))
     failed = len(set(failing))
     print(f"judge: {len(rows) - failed} passed, {failed} failed")    # a pair passes with nothing unexplained
     return 1 if bad else 0

@@ -159,6 +159,10 @@ def main(argv=None) -> int:
         print(line)
     print(f"\nlive repos: {total['docs']} documents, {total['judged']} judged, {total['agree']} agreeing, "
           f"{total['disagree']} disagreeing, {total['skipped']} not judged; {time.monotonic() - t0:.0f} s judging")
+    from kdt.live.verdicts import basis_disagreements
+    basis = basis_disagreements([a for rs in results.values() for _, res in rs for a in res.admissions])
+    print("rules whose basis (rejected) disagrees with the server: "
+          + (", ".join(f"{r} ({n} document(s) accepted)" for r, n in sorted(basis.items())) or "none"))
     return 0
 
 

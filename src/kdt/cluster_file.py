@@ -11,6 +11,18 @@
     # this file): the PriorityClasses, Kueue's queues, flavors and quota, Volcano's queues.
     objects:
       - deploy/cluster/kueue
+    # The feature gates each operator's manager runs with (its Configuration's featureGates: JobSet v0.12.0
+    # main.go and Trainer v2.2.1 cmd/trainer-controller-manager/main.go SetFromMap(cfg.FeatureGates)); a gate
+    # not named keeps the release's default (alpha gates off).
+    featureGates:
+      trainer: {TrainJobStatus: true}
+      jobset: {RestartJob: true}
+    # How the repository's manifests are applied: client-side (`kubectl apply`, the default) or server-side
+    # (`kubectl apply --server-side`, Argo CD `ServerSideApply=true`); a command's --apply wins.
+    apply: client-side
+    # The operators the cluster runs (default: all three). Without training-operator, a CRD of the MPI
+    # Operator v2 (kubeflow.org MPIJob v2beta1) is no conflict (lint mpijob-crd-conflict).
+    operators: [trainer, jobset, training-operator]
     # The Secrets the administrator creates in the cluster (`name`: in every namespace the jobs use, or
     # `namespace/name`), by name only: their data never belongs in the repository.
     secrets:
@@ -39,6 +51,10 @@ from .operators.training_operator_v1 import facts as TO1
 from .paths import ROOT
 
 DEFAULT_FILE = ".kdt-cluster.yaml"
+OPERATORS = ("trainer", "jobset", "training-operator")      # kdt.live.releases.Component names
+APPLY_MODES = ("client-side", "server-side")
+DEFAULT_APPLY = "client-side"           # the README's `kubectl apply`
+_TOP = {"trainingOperator", "objects", "featureGates", "apply", "operators", "secrets"}
 _KEYS = {"pytorchInitContainerTemplateFile", "pytorchInitContainerImage", "pytorchInitContainerMaxTries",
          "gangSchedulerName"}
 
@@ -49,7 +65,23 @@ class Cluster:
     pytorch_init: PI.InitTemplate = field(default_factory=PI.InitTemplate)
     gang_scheduler: str | None = None     # the Training Operator's --gang-scheduler-name
     object_paths: tuple[str, ...] = ()      # `objects`, as paths the targets module resolves
+    gates: tuple = ()                       # `featureGates`: ((operator, ((gate, on), ...)), ...)
+    apply_mode: str | None = None           # `apply` (None: not declared)
+    operators: tuple[str, ...] = OPERATORS  # `operators`
     secrets: tuple[str, ...] = ()           # `secrets`: `name` or `namespace/name`
+
+    @property
+    def feature_gates(self) -> dict:
+        """{operator: {gate: on}} as declared (kdt.live.releases.Component names: trainer, jobset, ...)."""
+        return {op: dict(g) for op, g in self.gates}
+
+    def gate(self, operator: str, gate: str, default: bool = False) -> bool:
+        return self.feature_gates.get(operator, {}).get(gate, default)
+
+    @property
+    def apply(self) -> str:
+        """How the manifests are applied: `apply` as declared, else client-side (the README's kubectl apply)."""
+        return self.apply_mode or DEFAULT_APPLY
 
     @cached_property
     def objects(self) -> list:
@@ -67,10 +99,30 @@ class Cluster:
             out.extend(r.documents)
         return out
 
+    @cached_property
+    def fingerprint(self) -> str:
+        """What a control plane started from this declaration depends on (the file's settings, the init
+        template's text, every file of `objects`), as a digest: `--live` reuses a control plane `kdt cluster up`
+        keeps only when it was started from the same (kdt.live.kept.find)."""
+        import hashlib
+        h = hashlib.sha256(repr((self.file, self.pytorch_init, self.pytorch_init.text, self.gang_scheduler,
+                                 self.gates, self.apply_mode, self.operators)).encode())
+        for path in self.object_paths:
+            p = Path(path)
+            for f in sorted([p] if p.is_file() else (q for q in p.rglob("*") if q.is_file())):
+                h.update(str(f).encode())
+                try:
+                    h.update(f.read_bytes())
+                except OSError:
+                    pass
+        return h.hexdigest()[:16]
+
     @property
     def options(self) -> dict:
         """The merge preview's per-operator settings (kdt.merge_preview.expand_documents `options`)."""
-        return {PI.OPTION: self.pytorch_init, **({TO1.GANG_OPTION: self.gang_scheduler} if self.gang_scheduler else {})}
+        gates = frozenset(g for g, on in self.feature_gates.get("jobset", {}).items() if on)
+        return {PI.OPTION: self.pytorch_init, **({TO1.GANG_OPTION: self.gang_scheduler} if self.gang_scheduler else {}),
+                **({"jobset_feature_gates": gates} if gates else {})}
 
 
 def _display(p: Path) -> str:
@@ -95,8 +147,9 @@ def load(path: str | None = None, init_template: str | None = None) -> Cluster:
             raise UsageError(f"{p}:{errors[0]}")
         data = docs[0] if docs and docs[0] is not None else {}
     shown = _display(p)
-    if not isinstance(data, dict) or set(data) - {"trainingOperator", "objects", "secrets"}:
-        raise UsageError(f"{shown}: expected a mapping with `trainingOperator`, `objects` and `secrets` only")
+    if not isinstance(data, dict) or set(data) - _TOP:
+        raise UsageError(f"{shown}: expected a mapping with {', '.join(f'`{k}`' for k in sorted(_TOP))} only")
+    gates, apply_mode, operators = _declared(data, shown)
     secrets = data.get("secrets") or []
     if not isinstance(secrets, list) or not all(isinstance(x, str) and x and x.count("/") <= 1 for x in secrets):
         raise UsageError(f"{shown}: secrets is a list of Secret names (`name` or `namespace/name`)")
@@ -125,4 +178,22 @@ def load(path: str | None = None, init_template: str | None = None) -> Cluster:
     elif to.get("pytorchInitContainerTemplateFile"):
         file = p.parent / str(to["pytorchInitContainerTemplateFile"])
         template = PI.load(file, image, tries, _display(file))
-    return Cluster(shown if data else "", template, gang, paths, tuple(secrets))
+    return Cluster(shown if data else "", template, gang, paths, gates, apply_mode, operators, tuple(secrets))
+
+
+def _declared(data: dict, shown: str) -> tuple:
+    """`featureGates`, `apply` and `operators` of a cluster file, each checked: one line naming what is wrong."""
+    fg = data.get("featureGates") or {}
+    if not isinstance(fg, dict) or set(fg) - set(OPERATORS) or not all(
+            isinstance(g, dict) and all(isinstance(k, str) and k and isinstance(v, bool) for k, v in g.items())
+            for g in fg.values()):
+        raise UsageError(f"{shown}: featureGates maps an operator ({', '.join(OPERATORS)}) to its gates, "
+                         "each GATE: true or false (featureGates: {jobset: {RestartJob: true}})")
+    apply_mode = data.get("apply")
+    if apply_mode is not None and apply_mode not in APPLY_MODES:
+        raise UsageError(f"{shown}: apply is {' or '.join(APPLY_MODES)}, not {apply_mode!r}")
+    ops = data.get("operators", list(OPERATORS))
+    if not isinstance(ops, list) or not all(isinstance(o, str) for o in ops) or set(ops) - set(OPERATORS):
+        raise UsageError(f"{shown}: operators is a list of {', '.join(OPERATORS)}")
+    gates = tuple(sorted((op, tuple(sorted(g.items()))) for op, g in fg.items()))
+    return gates, apply_mode, tuple(o for o in OPERATORS if o in ops)

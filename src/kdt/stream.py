@@ -122,12 +122,12 @@ def decoded_blocks(fh: IO[bytes], name: str, problems: list[Finding], paths: tup
 
 
 def _window(args) -> tuple[list[Finding], int, list[Entry], int]:
-    window, file, k8s, trainer, ignore_missing, inventory, crds, run_crds, training_operator, paths, named = args
+    window, file, k8s, trainer, ignore_missing, inventory, crds, run_crds, training_operator, paths, named, apply = args
     read = load_parts(window, file, paths=paths, named=named)
     docs = read.documents
     schema = validate_documents(docs, kubernetes_version=k8s, trainer_version=trainer,
                                 ignore_missing_schemas=ignore_missing, crds=crds, found=run_crds,
-                                training_operator=training_operator)
+                                training_operator=training_operator, apply=apply)
     found = supersede(read.findings, schema) + schema
     entries = [Entry(d.file, d.index, d.kind, d.name, d.target, d.prefix) for d in docs] if inventory else []
     return found, len(docs), entries, read.skipped
@@ -157,11 +157,11 @@ def validate_stream(lines: Iterator[str], file: str, kubernetes_version: str, tr
                     ignore_missing_schemas: bool = False, inventory: bool = False,
                     size_hint: int = 0, crds: tuple[str, ...] = (), found=None,
                     training_operator: str = versions.TRAINING_OPERATOR_DEFAULT, paths: tuple = KY.BOTH,
-                    named: bool | None = True) -> Validated:
+                    named: bool | None = True, apply: str = "server-side") -> Validated:
     """Every finding of a stream, the number of objects, a record of each (inventory) and the skipped count.
 
     `found`: the CRDs of the run (kdt.schemas.crds.RunCrds; a forked worker finds it by its number);
-    paths and named: as kdt.documents.load_stream takes them."""
+    paths and named: as kdt.documents.load_stream takes them; apply: as kdt.validate.validate_documents takes it."""
     out = Validated([], 0, [], 0)
     totals = [0, 0]
 
@@ -174,7 +174,7 @@ def validate_stream(lines: Iterator[str], file: str, kubernetes_version: str, tr
 
     jobs = min(os.cpu_count() or 1, MAX_JOBS)
     opts = (file, kubernetes_version, trainer_version, ignore_missing_schemas, inventory, tuple(crds), found,
-            training_operator, paths, named)
+            training_operator, paths, named, apply)
     if jobs < 2 or size_hint < PARALLEL_FROM:
         for window in _windows(lines):
             take(_window((window, *opts)))

@@ -166,11 +166,14 @@ def _ssa_refused_nulls(doc: Document, ks: schemas.KindSchema) -> dict:
     return out
 
 
-def _server_side_nulls(doc: Document, ks: schemas.KindSchema, others=(), found: list[Finding] = ()) -> list[Finding]:
+def _server_side_nulls(doc: Document, ks: schemas.KindSchema, others=(), found: list[Finding] = (),
+                       apply: str = "server-side") -> list[Finding]:
     """A null that `kubectl create` and client-side `kubectl apply` drop (the API server prunes it as it decodes
     the body) but server-side apply keeps, so the API server refuses it (kdt.schemas.crds: measured on Kubernetes
-    v1.36.3 against both ways, tests/live/test_live_judge.py): an error naming server-side apply, with the API
-    server's words. Where several CRDs of the kind meet, only a null every one of them refuses."""
+    v1.36.3 against both ways, tests/live/test_live_judge.py): naming server-side apply, with the API server's
+    words; an error where the repository applies server-side (`apply`: the cluster file's, kdt.cluster_file), a
+    warning where it applies client-side, which drops the null. Where several CRDs of the kind meet, only a null
+    every one of them refuses."""
     if not getattr(ks.admit, "prunes", False) or not crds.has_null(doc.data):
         return []
     refused = _ssa_refused_nulls(doc, ks)
@@ -182,12 +185,15 @@ def _server_side_nulls(doc: Document, ks: schemas.KindSchema, others=(), found: 
     seen = {f.path for f in found}
     origin = {"schema": f"{ks.origin} {ks.api_version} {ks.kind}"}
     out = []
+    client = apply == "client-side"
     for path, wanted in refused.items():
         f = doc.finding(RULE, f"null is not of type {wanted} for server-side apply: kubectl apply --server-side keeps "
                               f"the null and the API server refuses it (\"{format_path(path)} in body must be of type "
                               f"{wanted}\"), while kubectl create and client-side kubectl apply drop it; leave the "
-                              "field out",
-                        list(path), refused_by=["server-side apply"], **origin)
+                              "field out" + ("; a warning: this repository applies client-side (.kdt-cluster.yaml "
+                                             "apply, --apply), Argo CD's ServerSideApply=true would be refused"
+                                             if client else ""),
+                        list(path), level=WARNING if client else ERROR, refused_by=["server-side apply"], **origin)
         if f.path not in seen:
             out.append(f)
     return out
@@ -333,8 +339,11 @@ def _served_elsewhere(doc: Document) -> str:
 def validate_documents(docs: Iterable[Document], kubernetes_version: str = versions.KUBERNETES_DEFAULT,
                        trainer_version: str = versions.TRAINER_DEFAULT,
                        ignore_missing_schemas: bool = False, crds: tuple[str, ...] = (), found=None,
-                       training_operator: str = versions.TRAINING_OPERATOR_DEFAULT) -> list[Finding]:
+                       training_operator: str = versions.TRAINING_OPERATOR_DEFAULT,
+                       apply: str = "server-side") -> list[Finding]:
     """Every schema finding of every document (documents that are not mappings are the loader's findings).
+    `apply`: how the documents are applied (kdt.cluster_file.APPLY_MODES): a null only server-side apply keeps is an
+    error for server-side, a warning for client-side.
 
     `crds`: files and folders of CustomResourceDefinitions whose kinds get schemas too (kdt.schemas.crds);
     `found`: the CustomResourceDefinitions found in the run (kdt.schemas.crds.RunCrds);
@@ -374,7 +383,7 @@ def validate_documents(docs: Iterable[Document], kubernetes_version: str = versi
             errs = _both_readings(doc, ks, errs, others)
         findings.extend(errs)
         # after the create path's verdict: the CEL rules below run on what create and client-side apply validate
-        findings.extend(_server_side_nulls(doc, ks, others, errs))
+        findings.extend(_server_side_nulls(doc, ks, others, errs, apply))
         if ks.origin.startswith("Trainer"):
             findings.extend(_crd_rule_findings(doc, registry.trainer_version))
         elif ks.rules is not None and not errs:

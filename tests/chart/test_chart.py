@@ -263,6 +263,7 @@ def test_recommended_labels_default_to_the_release():
 @pytest.mark.parametrize("name,get", [("ddp", "kubectl get pytorchjob mnist-ddp"),
                                       ("elastic", "kubectl get pytorchjob mnist-elastic"),
                                       ("fsdp", "kubectl get trainjob t5-fsdp"),
+                                      ("fsdp-trainer-2.3", "kubectl get trainjob t5-fsdp"),
                                       ("statefulset", "kubectl get statefulset train-llm")])
 def test_notes_tell_how_to_watch_and_follow_the_log(name, get):
     proc = helm("install", "--dry-run=client", "trainer", str(CHART), "-f", str(CI / f"{name}.yaml"))
@@ -273,6 +274,8 @@ def test_notes_tell_how_to_watch_and_follow_the_log(name, get):
     assert "grep -E '\\[(DDP|TRAIN|EPOCH|CKPT|RESUME|DONE)\\]'" in notes
     if name == "fsdp":
         assert "world size 16" in notes
+    trainer_status = "kubectl get trainjob t5-fsdp -n default -o jsonpath='{.status.trainerStatus}'"   # Trainer 2.2+
+    assert (trainer_status in notes) == (name == "fsdp-trainer-2.3"), notes
 
 
 # ------------------------------------------------------------------ one image

@@ -225,11 +225,13 @@ def test_a_folders_files_are_judged_together_runtimes_first_each_finding_in_its_
     assert alone.admissions[0].server_fields == ["spec.RuntimeRef"]
 
 
-def test_files_named_alone_and_kustomizations_are_units_of_their_own(tmp_path):
+def test_files_named_together_are_one_unit_and_kustomizations_units_of_their_own(tmp_path):
+    """#55: `kubectl apply -f a/trainjob.yaml -f a/runtime.yaml` applies both: one unit, in the order named."""
     rendered = (_rendered(tmp_path, {"a/trainjob.yaml": TRAINJOB, "a/runtime.yaml": RUNTIME}, in_folder=False)
                 + _rendered(tmp_path, {"b/kustomization.yaml": RUNTIME}, kind=T.KUSTOMIZE))
-    assert [u.name for u in A.units(rendered, lambda t, docs: "2.3")] == ["a/trainjob.yaml", "a/runtime.yaml",
-                                                                          "b/kustomization.yaml"]
+    units = A.units(rendered, lambda t, docs: "2.3")
+    assert [u.name for u in units] == ["a/trainjob.yaml + a/runtime.yaml", "b/kustomization.yaml"]
+    assert [d.kind for d in units[0].documents] == ["TrainJob", "ClusterTrainingRuntime"]
 
 
 def test_a_folder_decided_apart_is_judged_at_the_release_its_documents_fit_together(tmp_path):

@@ -167,3 +167,33 @@ def test_kdts_verdict_on_each_item_of_a_list_and_at_the_control_planes_kubernete
     assert any(f.path == "items[0].metadata.name" for f in got[("list.yaml", 0, ("items", 0))])
     at_135 = V.ours(docs, "2.3", "1.9", kubernetes_version="1.35")
     assert ("list.yaml", 0, ("items", 1)) in at_135             # what 1.35's schemas say of it
+
+
+def test_the_rules_whose_basis_disagrees_with_the_server_are_listed():
+    """#55: a rule whose basis is "rejected" on a document the server accepts is listed with its count; a
+    refusal both make, a skipped document, and an acceptance both make list nothing."""
+    from types import SimpleNamespace as N
+
+    from kdt.live.verdicts import basis_disagreements
+    f = lambda rule: N(rule=rule)      # noqa: E731
+    admissions = [N(skipped=None, refused=None, ours=[f("a"), f("a")]), N(skipped=None, refused=None, ours=[f("b")]),
+                  N(skipped=None, refused="no", ours=[f("c")]), N(skipped="not served", refused=None, ours=[f("d")]),
+                  N(skipped=None, refused=None, ours=[f("a")]), N(skipped=None, refused=None, ours=[])]
+    assert basis_disagreements(admissions) == {"a": 2, "b": 1}
+
+
+def test_runtime_trainer_job_counts_only_the_webhooks_refusals_as_the_servers():
+    """#55: a runtime whose trainer job is not named `node` is silent breakage (the server accepts it): an error of
+    basis "breaks", not a kdt refusal; replicas other than 1 is the runtime webhook's refusal (basis rejected)."""
+    from kdt.documents import load_stream
+    from kdt.live.verdicts import ours
+    rt = ("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: ClusterTrainingRuntime\nmetadata:\n  name: r\n"
+          "  labels: {trainer.kubeflow.org/framework: torch}\nspec:\n  mlPolicy: {numNodes: 1, torch: {}}\n"
+          "  template:\n    spec:\n      replicatedJobs:\n        - name: %s\n          replicas: %d\n"
+          "          template:\n            metadata:\n              labels: {trainer.kubeflow.org/trainjob-ancestor-step: trainer}\n"
+          "            spec:\n              template:\n                spec:\n                  containers: [{name: node, image: x:1}]\n")
+    docs, _ = load_stream(rt % ("trainer", 1), "rt.yaml")
+    assert ours(docs, "2.1", "1.9") == {}
+    docs, _ = load_stream(rt % ("node", 2), "rt.yaml")
+    (found,) = ours(docs, "2.1", "1.9").values()
+    assert [(f.rule, f.extra.get("basis")) for f in found] == [("runtime-trainer-job", "rejected")]

@@ -129,11 +129,31 @@ def test_runtime_refs_resolve_across_the_files_of_a_run(lint_cli, tmp_path):
     assert "trainjob-runtime-ref" not in out
     # Alone, the runtime may be installed on the cluster: a warning, never an error.
     code, out, _ = lint_cli(tmp_path / "job.yaml")
-    assert code == 0 and "warning [trainjob-runtime-ref]" in out and "must be installed on the cluster" in out
+    assert code == 0 and "warning [trainjob-runtime-ref]" in out and "is defined neither in the files checked nor in the cluster file" in out
     # Under the wrong kind in another file: an error.
     (tmp_path / "runtime.yaml").write_text(RUNTIME.replace("ClusterTrainingRuntime", "TrainingRuntime"))
     code, out, _ = lint_cli(tmp_path / "job.yaml", tmp_path / "runtime.yaml")
     assert code == 1 and "error [trainjob-runtime-ref]" in out and "as a TrainingRuntime" in out
+
+
+def test_a_runtime_the_cluster_file_declares_is_found_and_one_missing_says_how_to_provide_it(tmp_path):
+    """#55: a TrainJob whose runtime is in neither the input nor the cluster file: one line naming the runtime and
+    how to provide it; a runtime among the cluster file's `objects` (what the cluster has) resolves it."""
+    from kdt import cluster_file as cluster
+    (tmp_path / "job.yaml").write_text(TRAINJOB)
+    docs, _ = load_paths([str(tmp_path / "job.yaml")])
+    (tmp_path / "kdt-cluster.yaml").write_text("objects: []\n")
+    bare = cluster.load(str(tmp_path / "kdt-cluster.yaml"))
+    found = [f for f in lint_documents(docs, "2.3", cluster=bare) if f.rule == "trainjob-runtime-ref"]
+    assert [(f.level, f.path) for f in found] == [(WARNING, "spec.runtimeRef.name")]
+    assert "ClusterTrainingRuntime 'team-runtime' is defined neither in the files checked nor in the cluster file" \
+        in found[0].message and "kdt validate job.yaml runtime.yaml" in found[0].message
+    assert "\n" not in found[0].message
+    (tmp_path / "runtimes").mkdir()
+    (tmp_path / "runtimes" / "rt.yaml").write_text(RUNTIME)
+    (tmp_path / "kdt-cluster.yaml").write_text("objects: [runtimes]\n")
+    declared = cluster.load(str(tmp_path / "kdt-cluster.yaml"))
+    assert [f for f in lint_documents(docs, "2.3", cluster=declared) if f.rule == "trainjob-runtime-ref"] == []
 
 
 def test_lint_help_names_the_default_the_code_uses(lint_cli, tmp_path):

@@ -542,3 +542,41 @@ def test_a_component_that_dies_is_named_and_nothing_is_left(tmp_path):
             pass
     assert not left, f"left running: {left}"
     assert not (build.cache_root() / "clusters" / name).exists()
+
+
+def test_validate_live_judges_named_files_together_on_a_kept_control_plane(tmp_path):
+    """#55: `kdt validate --live job.yaml runtime.yaml` on the control plane `kdt cluster up` keeps (no start of
+    its own): a TrainJob and its namespaced TrainingRuntime named together are one unit, as `kubectl apply -f
+    job.yaml -f runtime.yaml` applies them, and both are accepted; the run ends with one line of what the server
+    judged. A TrainJob whose runtime is nowhere: one line naming it and how to provide it."""
+    root = Path(__file__).resolve().parents[2]
+    name = f"pytest-judge-{os.getpid()}"
+    env = {**os.environ, "KDT_LIVE_OWNER_PID": str(os.getpid())}
+    up = subprocess.run([*KDT, "cluster", "up", "--name", name], capture_output=True, text=True, env=env,
+                        timeout=600, cwd=root)
+    assert up.returncode == 0, up.stderr[-1500:]
+    try:
+        rt = (RUNTIME.replace("ClusterTrainingRuntime", "TrainingRuntime")
+              .replace("name: kdt-live-torch", "name: kdt-named-rt\n  namespace: kdt-named"))
+        job = (TRAINJOB.replace("{name: kdt-live-torch}", "{name: kdt-named-rt, kind: TrainingRuntime}")
+               .replace("name: kdt-live-job", "name: kdt-named-job\n  namespace: kdt-named"))
+        (tmp_path / "job.yaml").write_text(job)
+        (tmp_path / "runtime.yaml").write_text(rt)
+        (tmp_path / "ns.yaml").write_text("apiVersion: v1\nkind: Namespace\nmetadata: {name: kdt-named}\n")
+        use = {**os.environ, "KDT_LIVE_CLUSTER": name}      # this session's own (it owns it: not found otherwise)
+        p = subprocess.run([*KDT, "validate", "--live", str(tmp_path / "ns.yaml"), str(tmp_path / "job.yaml"),
+                            str(tmp_path / "runtime.yaml")], capture_output=True, text=True, timeout=300, cwd=root,
+                           env=use)
+        assert p.returncode == 0, p.stdout + p.stderr[-1500:]
+        assert "judging on the control plane `kdt cluster up --name" in p.stderr and "starting Kubernetes" not in p.stderr
+        assert p.stderr.strip().splitlines()[-1] == ("live: the API server judged 3 document(s): 3 accepted, "
+                                                     "0 refused; 0 not judged"), p.stderr
+        (tmp_path / "alone.yaml").write_text(TRAINJOB.replace("kdt-live-torch", "kdt-nowhere"))
+        p = subprocess.run([*KDT, "validate", "--live", str(tmp_path / "alone.yaml")], capture_output=True, text=True,
+                           timeout=300, cwd=root, env=use)
+        line = next((ln for ln in p.stdout.splitlines() if "live-admission" in ln), "")
+        assert p.returncode == 1 and "ClusterTrainingRuntime 'kdt-nowhere' is defined neither in the files checked" \
+            in line and "webhook: " in line, p.stdout + p.stderr[-800:]
+        assert "1 refused" in p.stderr.strip().splitlines()[-1]
+    finally:
+        subprocess.run([*KDT, "cluster", "down", "--name", name], capture_output=True, timeout=120)

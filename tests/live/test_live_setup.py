@@ -123,3 +123,69 @@ def test_kubebuilder_assets_without_the_binaries_is_one_line(tmp_path, monkeypat
     monkeypatch.setenv("KUBEBUILDER_ASSETS", str(tmp_path))
     with pytest.raises(UsageError, match="no kube-apiserver there"):
         build._assets("kube-apiserver")
+
+
+def test_files_named_together_are_one_unit_in_the_order_named(tmp_path):
+    """#55: `kubectl apply -f job.yaml -f runtime.yaml` applies both files together, in the order named; walked
+    files stay one unit per folder (in name order), a kustomization its own."""
+    from types import SimpleNamespace
+
+    from kdt import targets as T
+    from kdt.live.admission import units
+    (tmp_path / "b-job.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: b}\n")
+    (tmp_path / "a-runtime.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n")
+    (tmp_path / "walked").mkdir()
+    for n in ("w2.yaml", "w1.yaml"):
+        (tmp_path / "walked" / n).write_text(f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: {n[:2]}}}\n")
+    from kdt.documents import load_stream
+
+    def rendered(args):
+        out = []
+        for t in T.from_args(args):
+            docs, _ = load_stream(Path(t.path).read_text(), t.name)
+            out.append(SimpleNamespace(ok=True, target=t, documents=docs))
+        return out
+    named = units(rendered([str(tmp_path / "b-job.yaml"), str(tmp_path / "a-runtime.yaml")]), lambda t, d: "2.3")
+    assert [[d.data["metadata"]["name"] for d in u.documents] for u in named] == [["b", "a"]]
+    assert " + " in named[0].name and named[0].name.endswith("a-runtime.yaml")
+    walked = units(rendered([str(tmp_path / "walked"), str(tmp_path / "b-job.yaml")]), lambda t, d: "2.3")
+    assert [[d.data["metadata"]["name"] for d in u.documents] for u in walked] == [["w1", "w2"], ["b"]]
+
+
+def test_every_live_run_ends_with_what_the_server_judged():
+    """#55: one line, also when every document agrees: judged, accepted, refused, not judged and why."""
+    from types import SimpleNamespace
+
+    from kdt.live.check import summary
+    a = [SimpleNamespace(skipped=None, refused=None), SimpleNamespace(skipped=None, refused="denied"),
+         SimpleNamespace(skipped="x.io/v1 Thing is not served by this control plane", refused=None)]
+    assert summary(a, 4) == ("live: the API server judged 2 document(s): 1 accepted, 1 refused; 2 not judged: "
+                             "x.io/v1 Thing is not served by this control plane; not in a unit the judge reached "
+                             "(unread, or not a Kubernetes object)")
+    assert summary([], 0) == "live: the API server judged 0 document(s): 0 accepted, 0 refused; 0 not judged"
+
+
+def test_a_kept_control_plane_is_reused_only_with_the_same_releases_and_cluster_file(tmp_path, monkeypatch):
+    """`--live` attaches to what `kdt cluster up` keeps when its releases and cluster file are the run's, and
+    not to one a test session owns unless $KDT_LIVE_CLUSTER names it."""
+    import json as _json
+    import os as _os
+
+    from kdt import cluster_file
+    from kdt.live import kept
+    monkeypatch.setenv("KDT_LIVE_DIR", str(tmp_path))
+    monkeypatch.delenv("KDT_LIVE_CLUSTER", raising=False)
+    fp = cluster_file.load().fingerprint
+    for name, trainer, f, owner in (("other", "2.1", fp, None), ("stale", "2.3", "0" * 16, None),
+                                    ("a-test", "2.3", fp, 1), ("mine", "2.3", fp, None)):
+        (tmp_path / "clusters" / name).mkdir(parents=True)
+        (tmp_path / "clusters" / name / "state.json").write_text(_json.dumps({
+            "pid": _os.getpid(), "trainer": trainer, "training_operator": versions.TRAINING_OPERATOR_DEFAULT,
+            "cluster_file": f, "kubeconfig": "k", "components": {}, "owner": owner}))
+    assert kept.find("2.3", versions.TRAINING_OPERATOR_DEFAULT, fp)[0] == "mine"
+    assert kept.find("2.1", versions.TRAINING_OPERATOR_DEFAULT, "f" * 16) is None
+    (tmp_path / "clusters" / "gone").mkdir()
+    (tmp_path / "clusters" / "gone" / "state.json").write_text(_json.dumps({"pid": 0, "trainer": "2.1"}))
+    assert kept.find("2.1", versions.TRAINING_OPERATOR_DEFAULT, fp)[0] == "other"
+    monkeypatch.setenv("KDT_LIVE_CLUSTER", "a-test")
+    assert kept.find("2.3", versions.TRAINING_OPERATOR_DEFAULT, fp)[0] == "a-test"

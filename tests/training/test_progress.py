@@ -1,5 +1,5 @@
 """trainkit/progress.py against a real HTTPS server on loopback (a CA and serving certificate made by the
-project's openssl helper, kdt's live PKI): what Kubeflow Trainer's status server receives, the token read
+project's openssl helper, kdt.run.trainer_status.make_certificate): what Kubeflow Trainer's status server receives, the token read
 again before each request, and an endpoint that is slow, refuses or is gone (one [WARN] line, training
 goes on). The request's shape is Trainer v2.3.0's (pkg/statusserver/server.go, pkg/apis/trainer/v1alpha1/
 trainjob_types.go TrainerStatus)."""
@@ -20,7 +20,7 @@ import pytest
 
 from training_harness import PYTHON, TRAINING, base_env
 
-from kdt.live import pki
+from kdt.run.trainer_status import make_certificate
 from trainkit.log import parse_line
 from trainkit.progress import ProgressReporter, StepProgress, payload
 
@@ -28,9 +28,15 @@ pytestmark = pytest.mark.timeout(120)
 PATH = "/apis/trainer.kubeflow.org/v1alpha1/namespaces/default/trainjobs/demo/status"
 
 
+class Certs:
+    def __init__(self, folder):
+        self.cert, self.key = make_certificate(folder)
+        self.ca = self.cert                      # self-signed: its own CA
+
+
 @pytest.fixture(scope="module")
 def certs(tmp_path_factory):
-    return pki.make(tmp_path_factory.mktemp("pki"))
+    return Certs(tmp_path_factory.mktemp("pki"))
 
 
 class StatusServer:
@@ -62,7 +68,7 @@ class StatusServer:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ctx.load_cert_chain(*map(str, certs.pair("webhook")))
+        ctx.load_cert_chain(str(certs.cert), str(certs.key))
         self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True)
         self.url = f"https://127.0.0.1:{self.httpd.server_address[1]}{PATH}"
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
@@ -133,12 +139,14 @@ def test_at_most_one_request_per_interval(server, certs, tmp_path):
     srv = server()
     (tmp_path / "token").write_text("t")
     rep = _reporter(srv.url, certs, tmp_path / "token", interval=0.5)
+    t0 = time.monotonic()
     for step in range(1, 200):
         rep.update(step // 2, None, {"step": step})
-        time.sleep(0.01)                                             # ~2 s of steps
+        time.sleep(0.01)                                             # ~2 s of steps (more on a loaded machine)
+    elapsed = time.monotonic() - t0
     rep.close()
     times = [r["t"] for r in srv.requests]
-    assert 2 <= len(times) <= 7
+    assert 2 <= len(times) <= elapsed / 0.5 + 2
     assert all(b - a >= 0.45 for a, b in zip(times, times[1:-1]))   # the closing report may come early
     assert srv.requests[-1]["body"]["trainerStatus"]["metrics"] == [{"name": "step", "value": "199"}]
 
@@ -158,18 +166,19 @@ def test_a_bad_endpoint_costs_one_warning_and_never_blocks(case, server, certs, 
         url = server(code=403 if case == "refuses" else 200, delay=3.0 if case == "slow" else 0.0).url
     ca = tmp_path / "other-ca.crt"
     if case == "untrusted":                                          # a CA file that did not sign the server
-        ca.write_text(pki.make(tmp_path / "other").ca.read_text())
+        ca.write_text(Certs(tmp_path / "other").ca.read_text())
     rep = ProgressReporter(url, str(ca if case == "untrusted" else certs.ca), str(tmp_path / "token"),
-                           interval=0.05, timeout=0.3)
+                           interval=0.05, timeout=1.0)
     out = io.StringIO()
     with redirect_stdout(out):
-        t0 = time.monotonic()
+        blocked = 0.0
         for step in range(1, 40):
+            t0 = time.monotonic()
             rep.update(step, 10.0, {"loss": 1.0 / step})
+            blocked += time.monotonic() - t0
             time.sleep(0.02)
-        blocked = time.monotonic() - t0
         rep.close(100, 0, {"loss": 0.01})
-    assert blocked < 0.8 + 39 * 0.02                                 # update() never waited on the network
+    assert blocked < 0.5                                             # update() never waited on the network (1 s a try)
     warnings = _warnings(out.getvalue())
     assert len(warnings) == 1 and rep.failed >= 2 and rep.sent == 0
     w = warnings[0]
@@ -189,6 +198,7 @@ def test_no_env_no_reporter_no_thread(monkeypatch):
     assert not ProgressReporter.from_env(rank=1, environ={"KUBEFLOW_TRAINER_SERVER_URL": "https://x"}).enabled
 
 
+@pytest.mark.timeout(400)        # one sample's interpreter: torch's import alone is minutes on a loaded machine
 def test_a_sample_reports_its_steps_loss_and_evaluation(server, certs, tmp_path):
     """smoke.py through trainkit's loop: the reports follow its [TRAIN] steps up to 100 at [DONE]."""
     srv = server()
@@ -197,7 +207,7 @@ def test_a_sample_reports_its_steps_loss_and_evaluation(server, certs, tmp_path)
                    KUBEFLOW_TRAINER_SERVER_TOKEN=tmp_path / "token", TRAINKIT_PROGRESS_INTERVAL="0.2")
     proc = subprocess.run([PYTHON, str(TRAINING / "smoke.py"), "--samples", "256", "--batch", "16", "--epochs", "2",
                            "--log-every", "1", "--step-sleep", "0.05"], env=env, capture_output=True, text=True,
-                          timeout=100)
+                          timeout=360)
     assert proc.returncode == 0, proc.stderr[-2000:]
     lines = [p for p in map(parse_line, proc.stdout.splitlines()) if p]
     assert not [f for tag, f in lines if tag == "WARN"]

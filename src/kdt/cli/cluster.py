@@ -15,7 +15,6 @@ Exit codes: 0 done, 1 a component failed (named, with the end of its log), 2 bad
 """
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess

@@ -132,7 +132,8 @@ def _parser() -> Parser:
     p.add_argument("--events", metavar="FILE.jsonl", help="write the timeline's events as JSON lines")
     add_trainer_version_arg(p, "(default: inferred per TrainJob)")
     p.add_argument("--jobset-feature-gates", metavar="GATE=true,...", default="",
-                   help="feature gates the JobSet controller runs with (RestartJob, InPlaceRestart: alpha, off by default)")
+                   help="feature gates the JobSet controller runs with (RestartJob, InPlaceRestart: alpha, off by "
+                        "default; .kdt-cluster.yaml featureGates.jobset, then these)")
     p.add_argument("--quiet", action="store_true", help="print the verdict only")
     p.add_argument("--live", action="store_true",
                    help="run on the real controllers: a local control plane (API server, Job controller, scheduler, the "
@@ -207,7 +208,9 @@ def _controllers(pods: list, args) -> list:
     by_owner: dict[tuple, list] = {}
     for pod in pods:
         by_owner.setdefault((pod.owner.id, pod.owner_name), []).append(pod)
-    ctx = {"max_pod_restarts": args.max_pod_restarts, "jobset_feature_gates": _gates(args.jobset_feature_gates)}
+    from .. import cluster_file
+    gates = {**cluster_file.load().feature_gates.get("jobset", {}), **_gates(args.jobset_feature_gates)}
+    ctx = {"max_pod_restarts": args.max_pod_restarts, "jobset_feature_gates": gates}
     ctls = [group[0].owner.controller(group, ctx) for group in by_owner.values()]
     refused = [group[0].source.finding("run", f"the {group[0].owner.kind} webhook refuses this: {msg}")
                for group, ctl in zip(by_owner.values(), ctls) for msg in ctl.problems()]

@@ -80,10 +80,18 @@ def main(argv=None) -> int:
                    help="Training Operator release of the kubeflow.org/v1 kinds (PyTorchJob, TFJob, MPIJob, "
                         "PaddleJob, XGBoostJob, JAXJob), checked against its official CRDs "
                         f"(default: {versions.TRAINING_OPERATOR_DEFAULT})")
+    p.add_argument("--apply", choices=("client-side", "server-side"),
+                   help="how the manifests are applied: a custom resource's null only server-side apply keeps is an "
+                        "error for server-side (kubectl apply --server-side, Argo CD ServerSideApply=true), a warning "
+                        "for client-side kubectl apply, which drops it (default: .kdt-cluster.yaml `apply`, else "
+                        "client-side)")
     add_jobs_arg(p)
     add_output_args(p)
     add_live_arg(p)
     args = p.parse_args(argv)
+    if args.apply is None:
+        from ..cluster_file import load as load_cluster
+        args.apply = load_cluster().apply
     k8s = args.kubernetes_version
     crds = tuple(args.crd)
     if crds:
@@ -120,7 +128,7 @@ def main(argv=None) -> int:
             got = validate_stream(lines, t.name, k8s, decision.release, args.ignore_missing_schemas,
                                   inventory=args.format == "junit", size_hint=size, crds=crds, found=found,
                                   training_operator=args.training_operator_version, paths=paths,
-                                  named=not t.in_folder)
+                                  named=not t.in_folder, apply=args.apply)
             problems += got.findings
             if got.documents == 0 and not problems and str(t.path) == "-" and is_blank(head):
                 # kubeconform: empty standard input fails; a blank file named passes with 0 resources.
@@ -141,7 +149,7 @@ def main(argv=None) -> int:
                                           build=built_documents)
         schema = validate_documents(r.documents, kubernetes_version=k8s, trainer_version=decision.release,
                                     ignore_missing_schemas=args.ignore_missing_schemas, crds=crds, found=found,
-                                    training_operator=args.training_operator_version)
+                                    training_operator=args.training_operator_version, apply=args.apply)
         findings.extend(supersede(r.findings, schema) + schema)
         ndocs += len(r.documents)
         inventory.extend(r.documents)

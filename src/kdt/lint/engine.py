@@ -57,6 +57,14 @@ BASES = {
     "policy": "a choice (security, reproducibility, hygiene), not a defect",
 }
 ERROR_BASES = ("rejected", "breaks")
+#: a finding's own basis, where it differs from its rule's (`Finding.extra[BASIS_KEY]`): a rule whose findings are
+#: mostly silent breakage may report an operator webhook's refusal too (runtime-trainer-job)
+BASIS_KEY = "basis"
+
+
+def basis_of(finding, rules: dict) -> str:
+    """The basis of one finding: its own (`extra[BASIS_KEY]`), else its rule's."""
+    return finding.extra.get(BASIS_KEY) or getattr(rules.get(finding.rule), "basis", "")
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,10 @@
 """The judge's admission step: what a user applies together, held against the API server and the webhooks.
 
-A **unit** is what a user applies at once: a target (a kustomization, a chart's values file, a file named
-alone), or every file a walk met in one folder, as `kubectl apply -f folder/` applies them (kubectl reads a
-folder's files in name order and does not recurse). Each document keeps its own file, index and line.
+A **unit** is what a user applies at once: a target (a kustomization, a chart's values file), every file a
+walk met in one folder, as `kubectl apply -f folder/` applies them (kubectl reads a folder's files in name
+order and does not recurse), or every file named on the command line, as `kubectl apply -f a.yaml -f b.yaml`
+applies them (in the order named: kubectl's resource builder visits its -f paths in order). Each document
+keeps its own file, index and line.
 
 Its documents go in the order a cluster needs them (`tier`: each kind's `apply_tier`, kdt.kinds): namespaces and CRDs; cluster-scoped objects
 and what pods and jobs refer to (PriorityClasses, ServiceAccounts, quotas, ConfigMaps, ...); runtimes and
@@ -87,9 +89,13 @@ class Unit:
                    for d in self.documents)
 
 
+_NAMED = "<the files named>"      # the unit of the files named on the command line
+
+
 def units(results, decide, fitting_release=None) -> list[Unit]:
     """The render results (kdt.render) as units: the files a walk met in one folder are one unit, their files
-    in name order as kubectl reads a folder; every other target is its own. A unit is judged at the Trainer
+    in name order as kubectl reads a folder; the files named (not walked) are one unit, in the order named;
+    every other target is its own. A unit is judged at the Trainer
     release `decide(target, documents)` gives its targets; where a folder's files are decided apart (one file's
     TrainJob fits 2.1 only, its runtime's file any release), at the release `fitting_release(documents)` gives the
     folder's documents together, else the folder is split by release. In the order the targets come."""
@@ -100,8 +106,8 @@ def units(results, decide, fitting_release=None) -> list[Unit]:
         if not r.ok:
             continue
         t = r.target
-        if t.kind == T.FILE and t.in_folder and str(t.path) != "-":
-            key = str(Path(t.path).resolve().parent)
+        if t.kind == T.FILE and str(t.path) != "-":
+            key = str(Path(t.path).resolve().parent) if t.in_folder else _NAMED
             if key not in folders:
                 folders[key] = []
                 out.append(key)
@@ -113,7 +119,7 @@ def units(results, decide, fitting_release=None) -> list[Unit]:
         if isinstance(u, Unit):
             done.append(u)
             continue
-        rs = sorted(folders[u], key=lambda r: Path(r.target.path).name)
+        rs = folders[u] if u == _NAMED else sorted(folders[u], key=lambda r: Path(r.target.path).name)
         rels = {id(r): decide(r.target, r.documents) for r in rs}
         together = (fitting_release([d for r in rs for d in r.documents])
                     if fitting_release and len(set(rels.values())) > 1 else None)
@@ -122,7 +128,8 @@ def units(results, decide, fitting_release=None) -> list[Unit]:
             by_release.setdefault(together or rels[id(r)], []).append(r)
         for rel, group in by_release.items():
             parent = str(Path(group[0].target.name).parent)
-            name = group[0].target.name if len(group) == 1 else ("./" if parent == "." else parent + "/")
+            name = group[0].target.name if len(group) == 1 else (
+                " + ".join(r.target.name for r in group) if u == _NAMED else "./" if parent == "." else parent + "/")
             done.append(Unit(name, rel, group, [d for r in group for d in r.documents]))
     return done
 

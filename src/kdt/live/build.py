@@ -13,6 +13,7 @@ for them.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -51,6 +52,16 @@ def go_version() -> str:
     if exe is None:
         raise UsageError("the live control plane needs Go 1.26 or later to build its binaries (no `go` on PATH), "
                          "or KUBEBUILDER_ASSETS naming a folder with kube-apiserver and etcd")
+    try:
+        stamp = os.stat(exe).st_mtime_ns
+    except OSError:
+        stamp = 0
+    return _go_version(exe, stamp)
+
+
+@functools.lru_cache(maxsize=8)
+def _go_version(exe: str, stamp: int) -> str:
+    """`go env GOVERSION` of one go executable (asked once per process: a start asks for every binary)."""
     out = subprocess.run([exe, "env", "GOVERSION"], capture_output=True, text=True, env=go_env()).stdout.strip()
     nums = tuple(int(x) for x in out.removeprefix("go").split(".")[:2] if x.isdigit())
     if nums < GO_MIN:
@@ -193,6 +204,9 @@ def module_dir(module: str, version: str) -> Path:
     """The source of `module@version` in the Go module cache (downloaded if missing): the operators' CRDs
     and webhook configurations are read from there, at the pinned tag."""
     import json
+    cached = _mod_cache() / (_escape(module) + "@" + version)
+    if (cached / "go.mod").is_file():     # extracted whole or not at all (the go command renames it into place)
+        return cached
     proc = subprocess.run(["go", "mod", "download", "-json", f"{module}@{version}"], capture_output=True, text=True,
                           env=go_env())
     try:
@@ -202,3 +216,19 @@ def module_dir(module: str, version: str) -> Path:
     if proc.returncode != 0 or "Dir" not in info:
         raise UsageError(f"go mod download {module}@{version} failed: {info.get('Error') or proc.stderr.strip()[-300:]}")
     return Path(info["Dir"])
+
+
+def _escape(module: str) -> str:
+    """A module path as the module cache spells it: each capital letter `!` and its lower case
+    (golang.org/x/mod module.EscapePath)."""
+    return "".join("!" + ch.lower() if ch.isupper() else ch for ch in module)
+
+
+def _mod_cache() -> Path:
+    """GOMODCACHE as the go command reads it (its environment, else GOPATH's first entry /pkg/mod), without a
+    go process: every start reads the operators' manifests from there."""
+    env = os.environ.get("GOMODCACHE")
+    if env:
+        return Path(env)
+    gopath = (os.environ.get("GOPATH") or "").split(os.pathsep)[0] or str(Path.home() / "go")
+    return Path(gopath) / "pkg" / "mod"

@@ -122,8 +122,11 @@ class Attached(Client):
                 raise ComponentFailed(f"live control plane: {name} (pid {pid}) has exited") from None
 
 
-def attach(state: dict) -> Attached:
-    return Attached(Path(state["kubeconfig"]), dict(state["components"]))
+def attach(state: dict, stream=sys.stderr) -> Attached:
+    """The control plane a daemon's state names (kdt.live.daemon), with what its install applied, so the judge
+    guards those objects (kdt.live.admission) as on a control plane of its own."""
+    return Attached(Path(state["kubeconfig"]), dict(state["components"]), stream,
+                    {tuple(k) for k in state.get("installed") or ()})
 
 
 @dataclass
@@ -138,6 +141,7 @@ class Cluster(Client):
     cluster_file: object = None       # kdt.cluster_file.Cluster: how the repository's clusters run the operators
     notes: list = field(default_factory=list)   # what of the cluster file's objects was left out, and why
     installed: set = field(default_factory=set)  # kdt.live.install.key of every object the install applied
+    timeline: list = field(default_factory=list)  # (phase, seconds since the start began): where the start goes
 
     # -- start ------------------------------------------------------------------------------------------
     @classmethod
@@ -150,7 +154,7 @@ class Cluster(Client):
             base.mkdir(parents=True, exist_ok=True)
             folder = Path(tempfile.mkdtemp(prefix="run-", dir=base))
         c = cls(Path(folder), releases, stream, owned_folder=owned, cluster_file=cluster_file)
-        t0 = time.monotonic()
+        t0 = c._t0 = time.monotonic()
         try:
             c._start(operators)
         except BaseException:
@@ -172,6 +176,10 @@ class Cluster(Client):
     @property
     def server(self) -> str:
         return f"https://127.0.0.1:{self.ports['apiserver']}"
+
+    def mark(self, phase: str) -> None:
+        """The end of a phase of the start (bench/live_speed.py prints the timeline)."""
+        self.timeline.append((phase, round(time.monotonic() - getattr(self, "_t0", time.monotonic()), 2)))
 
     def _spawn(self, name: str, argv: list, env: dict | None = None) -> Proc:
         logs = self.folder / "logs"
@@ -226,7 +234,9 @@ class Cluster(Client):
         op_bins = {c.name: build.operator(c, self.stream) for c in self.releases.operators()} if operators else {}
         self.say(f"starting Kubernetes {R.KUBERNETES} (etcd {R.ETCD})"
                  + (f" with {self.releases.name}" if operators else "") + f" in {self.folder}")
-        self.pki = pki.make(self.folder / "pki")
+        self.mark("binaries found")
+        self.pki = pki.kept(self.folder / "pki", build.cache_root() / "pki")
+        self.mark("certificates made")
         for name in ("etcd", "etcd-peer", "apiserver"):
             self.ports[name] = free_port()
         etcd = self._spawn("etcd", [
@@ -239,6 +249,7 @@ class Cluster(Client):
             "--unsafe-no-fsync", "--log-level", "warn"])
         self._wait("etcd", lambda: socket.create_connection(("127.0.0.1", self.ports["etcd"]), timeout=1).close() or True,
                    30, etcd)
+        self.mark("etcd serving")
         crt, key = self.pki.pair("apiserver")
         api = self._spawn("kube-apiserver", [
             bins["kube-apiserver"], f"--etcd-servers=http://127.0.0.1:{self.ports['etcd']}",
@@ -250,6 +261,7 @@ class Cluster(Client):
             "--authorization-mode=RBAC", "--allow-privileged=true", "--v=1"])
         self._write_kubeconfig()
         self._wait("kube-apiserver", self._healthz, 90, api)
+        self.mark("kube-apiserver ready")
         common = [f"--kubeconfig={self.kubeconfig}", "--leader-elect=false", "--secure-port=0"]
         self._spawn("kube-controller-manager", [
             bins["kube-controller-manager"], *common, "--controllers=*",
@@ -266,6 +278,7 @@ class Cluster(Client):
         self._spawn("kube-scheduler", [bins["kube-scheduler"], f"--config={sched}", "--secure-port=0", "--v=1"])
         if operators:
             self._start_operators(op_bins)
+        self.mark("ready")
         self.say(f"ready: kubeconfig {self.kubeconfig}")
 
     def _write_kubeconfig(self) -> None:
@@ -289,6 +302,7 @@ class Cluster(Client):
         for name in ("trainer", "jobset", "training-operator"):
             self.ports[f"webhook-{name}"] = free_port()
         install.apply_base(self, trainer, jobset, to)
+        self.mark("CRDs installed and established")
         # certificates for the managers' webhook servers (controller-runtime reads
         # $TMPDIR/k8s-webhook-server/serving-certs/tls.{crt,key} when none other is configured)
         procs = []
@@ -312,7 +326,8 @@ class Cluster(Client):
             tmpdir = certs_of[name]
             certs = tmpdir / "k8s-webhook-server" / "serving-certs"
             cfg = self.folder / f"{name}-config.yaml"
-            cfg.write_text(install.manager_config(name, comp, self.ports[f"webhook-{name}"], certs))
+            gates = self.cluster_file.feature_gates.get(name) if self.cluster_file is not None else None
+            cfg.write_text(install.manager_config(name, comp, self.ports[f"webhook-{name}"], certs, gates))
             procs.append(self._spawn(name, [op_bins[name], f"--config={cfg}"],
                                      env={"KUBECONFIG": str(self.kubeconfig), "TMPDIR": str(tmpdir)}))
         to_args = [op_bins["training-operator"], "--metrics-bind-address=0", "--health-probe-bind-address=0",
@@ -324,11 +339,15 @@ class Cluster(Client):
                                       "TMPDIR": str(certs_of["training-operator"])}))
         # the configurations first: the Training Operator's rotator injects its CA into its own and waits for it
         install.apply_webhooks(self, trainer, jobset, to)
+        self.mark("webhook configurations applied")
         for p in procs:
             port = self.ports[f"webhook-{p.name}"]
             self._wait(f"{p.name}'s webhook server (port {port})", lambda port=port: self._tls_ready(port), 120, p)
+        self.mark("webhook servers serving TLS")
         install.wait_webhooks(self)
+        self.mark("webhooks answering")
         install.apply_runtimes(self, trainer)
+        self.mark("runtimes installed")
         self.notes = install.apply_cluster_objects(self, self.cluster_file)
 
     # -- stop -------------------------------------------------------------------------------------------

@@ -31,8 +31,9 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGTERM, lambda *a: stop.append(1))
     signal.signal(signal.SIGINT, lambda *a: stop.append(1))
     try:
+        cfile = cluster_file.load()
         c = Cluster.start(R.ReleaseSet(trainer, to), folder=folder / "run", stream=sys.stderr,
-                          cluster_file=cluster_file.load(), operators=operators)
+                          cluster_file=cfile, operators=operators)
     except UsageError as exc:
         print(f"live: error: {exc}", file=sys.stderr, flush=True)
         return 1
@@ -42,7 +43,10 @@ def main(argv: list[str]) -> int:
                                    "trainer": trainer if operators else None,
                                    "training_operator": to if operators else None, "ports": c.ports,
                                    "components": {p.name: p.popen.pid for p in c.procs},
-                                   "started_s": round(c.started_s, 1)}, indent=1))
+                                   "cluster_file": cfile.fingerprint,
+                                   "owner": int(os.environ.get("KDT_LIVE_OWNER_PID") or 0) or None,
+                                   "installed": sorted(list(k) for k in c.installed),
+                                   "started_s": round(c.started_s, 1), "timeline": c.timeline}, indent=1))
         os.replace(tmp, state)
         owner = int(os.environ.get("KDT_LIVE_OWNER_PID") or 0)
         swept = 0.0

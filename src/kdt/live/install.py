@@ -17,6 +17,7 @@ conversion webhook (config/components/crd/patches) is not installed: JobSet serv
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 
@@ -60,6 +61,13 @@ def files(folder, pattern: str = "*.yaml") -> list[dict]:
 
 
 def crds(trainer: R.Component, jobset: R.Component, to: R.Component) -> list[dict]:
+    """Every CRD the control plane installs, read once per release set (megabytes of YAML: seconds to parse)
+    and kept as JSON (`_rendered`)."""
+    return _rendered("crds", f"{trainer.version} {jobset.version} {to.version} {versions.KUEUE} "
+                             f"{versions.SCHEDULER_PLUGINS}", lambda: _crds(trainer, jobset, to))
+
+
+def _crds(trainer: R.Component, jobset: R.Component, to: R.Component) -> list[dict]:
     t = build.module_dir(trainer.module, trainer.version)
     j = build.module_dir(jobset.module, jobset.version)
     o = build.module_dir(to.module, to.version)
@@ -70,8 +78,39 @@ def crds(trainer: R.Component, jobset: R.Component, to: R.Component) -> list[dic
     return [d for d in out if d.get("kind") == "CustomResourceDefinition"]
 
 
+def _rendered(what: str, key: str, render):
+    """What `render()` gives (JSON), rendered once and kept in the cache beside the binaries under `key` (the
+    releases) and the kubectl that rendered it: a module's files at a version never change, and each start
+    would otherwise run kustomize again (a kubectl process each)."""
+    import copy
+    import hashlib
+    tool = paths.tool("kubectl")
+    try:
+        stamp = f"{tool}:{os.stat(tool).st_mtime_ns}"
+    except OSError:
+        stamp = tool
+    h = hashlib.sha256(f"{key} {stamp}".encode()).hexdigest()[:16]
+    cache = build.cache_root() / "install" / f"{what}-{h}.json"
+    try:
+        return json.loads(cache.read_text())
+    except (OSError, ValueError):
+        pass
+    out = render()
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cache.with_suffix(f".tmp{os.getpid()}")
+    tmp.write_text(json.dumps(out))
+    tmp.replace(cache)
+    return copy.deepcopy(out)
+
+
 def webhooks(trainer: R.Component, jobset: R.Component, to: R.Component) -> list[tuple[str, dict]]:
-    """(manager name, configuration) of every webhook configuration the three installs create."""
+    """(manager name, configuration) of every webhook configuration the three installs create (rendered once
+    per release set: `_rendered`)."""
+    return [(m, d) for m, d in _rendered("webhooks", f"{trainer.version} {jobset.version} {to.version}",
+                                         lambda: _webhooks(trainer, jobset, to))]
+
+
+def _webhooks(trainer: R.Component, jobset: R.Component, to: R.Component) -> list[tuple[str, dict]]:
     t = build.module_dir(trainer.module, trainer.version)
     j = build.module_dir(jobset.module, jobset.version)
     o = build.module_dir(to.module, to.version)
@@ -151,20 +190,25 @@ def wait_webhooks(cluster, timeout: float = 60) -> None:
     raise UsageError(f"live control plane: the operators' webhooks did not answer in {timeout:.0f} s: {last.strip()[-300:]}")
 
 
-def manager_config(name: str, comp: R.Component, port: int, certs) -> str:
+def manager_config(name: str, comp: R.Component, port: int, certs, gates: dict | None = None) -> str:
+    """The manager's Configuration file; `gates`: the cluster file's featureGates for it (its Configuration's
+    featureGates: JobSet v0.12.0 main.go and Trainer v2.2.1 cmd/trainer-controller-manager/main.go
+    SetFromMap(cfg.FeatureGates)), written only when declared."""
+    fg = ["featureGates: {" + ", ".join(f"{g}: {'true' if on else 'false'}" for g, on in sorted(gates.items())) + "}"] \
+        if gates else []
     if name == "trainer":
         # Trainer pkg/apis/config/v1alpha1 Configuration; certManagement off: the certificates are ours
         return "\n".join([
             "apiVersion: config.trainer.kubeflow.org/v1alpha1", "kind: Configuration",
             "health: {healthProbeBindAddress: \"0\"}", "metrics: {bindAddress: \"0\"}",
             f"webhook: {{port: {port}, host: 127.0.0.1}}", "leaderElection: {leaderElect: false}",
-            "certManagement: {enable: false}", ""])
+            "certManagement: {enable: false}", *fg, ""])
     # JobSet api/config/v1alpha1 Configuration
     return "\n".join([
         "apiVersion: config.jobset.x-k8s.io/v1alpha1", "kind: Configuration",
         "health: {healthProbeBindAddress: \"0\"}", "metrics: {bindAddress: \"0\"}",
         f"webhook: {{port: {port}, host: 127.0.0.1, certDir: \"{certs}\"}}", "leaderElection: {leaderElect: false}",
-        "internalCertManagement: {enable: false}", ""])
+        "internalCertManagement: {enable: false}", *fg, ""])
 
 
 def training_operator_args(cluster, cluster_file) -> list[str]:
@@ -208,6 +252,7 @@ def apply_cluster_objects(cluster, cluster_file) -> list[str]:
 def apply_runtimes(cluster, trainer: R.Component) -> None:
     """The ClusterTrainingRuntimes Trainer's install brings (manifests/base/runtimes at the tag: torch, DeepSpeed,
     MLX, torchtune, ...): jobs that name them (`runtimeRef: torch-distributed`) meet them as on a cluster."""
-    docs = kustomize(build.module_dir(trainer.module, trainer.version) / "manifests/base/runtimes")
+    docs = _rendered("runtimes", trainer.version,
+                     lambda: kustomize(build.module_dir(trainer.module, trainer.version) / "manifests/base/runtimes"))
     docs = [d for d in docs if d.get("kind") in ("ClusterTrainingRuntime", "TrainingRuntime")]
     apply(cluster, docs, f"{len(docs)} ClusterTrainingRuntimes of Trainer {trainer.version}")

@@ -25,6 +25,7 @@ import copy
 import json
 import re
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from .. import kinds as K
@@ -212,13 +213,45 @@ def judge(cluster, target: str, docs: list[Document], release: str, ours: dict |
     return res
 
 
+#: the kinds the judge reads and creates by the API server's REST interface (kdt.live.api: one kept-alive
+#: connection, no kubectl process per poll or per dry run): kind -> (apiVersion, resource)
+_REST = {"Pod": ("v1", "pods"), "Service": ("v1", "services"), "ConfigMap": ("v1", "configmaps"),
+         "Job": ("batch/v1", "jobs"), "JobSet": ("jobset.x-k8s.io/v1alpha2", "jobsets")}
+
+
+def _rest_path(kind: str, namespace: str, api_version: str | None = None) -> str | None:
+    got = _REST.get(kind)
+    if got is None or (api_version is not None and api_version != got[0]):
+        return None
+    base = "/api/v1" if got[0] == "v1" else f"/apis/{got[0]}"
+    return f"{base}/namespaces/{namespace}/{got[1]}"
+
+
+def _api(cluster):
+    """The cluster's REST client (kdt.live.api.Api), made once per cluster object."""
+    api = cluster.__dict__.get("_kdt_api")
+    if api is None:
+        from .api import Api
+        api = cluster.__dict__["_kdt_api"] = Api.from_kubeconfig(cluster.kubeconfig)
+    return api
+
+
 def _live_objects(cluster, kinds: set[str], namespaces: set[str]) -> list[dict]:
-    """What the cluster holds of `kinds` in `namespaces`: one kubectl call per namespace (it is polled while
-    the controllers work), each resource alone only when the joint call fails (a kind not served)."""
-    resources = {"Pod": "pods", "Service": "services", "Job": "jobs.batch", "JobSet": "jobsets.jobset.x-k8s.io",
-                 "ConfigMap": "configmaps", "PodGroup": "podgroups"}
-    wanted = sorted(resources[k] for k in kinds if k in resources)
+    """What the cluster holds of `kinds` in `namespaces` (it is polled while the controllers work): the kinds of
+    `_REST` by the REST interface (each item given its kind and apiVersion, as kubectl gives them), any other in
+    one kubectl call per namespace, each resource alone only when the joint call fails (a kind not served)."""
+    from .api import ApiError
     out: list[dict] = []
+    rest = sorted(k for k in kinds if k in _REST)
+    for ns in sorted(namespaces):
+        for k in rest:
+            try:
+                got = _api(cluster).items(_rest_path(k, ns))
+            except ApiError:
+                continue        # not served here
+            out.extend({"apiVersion": _REST[k][0], "kind": k, **i} for i in got)
+    resources = {"PodGroup": "podgroups"}
+    wanted = sorted(resources[k] for k in kinds if k in resources)
     if not wanted:
         return out
     for ns in sorted(namespaces):
@@ -260,10 +293,21 @@ def _defaulted(cluster, obj: dict, name: str) -> dict:
     kept = {k: meta.pop(k) for k in ("generateName", "ownerReferences") if k in meta}
     temp = name + "-kdtjudge"
     meta["name"] = temp
-    proc = cluster.kubectl("create", "--dry-run=server", "-o", "json", "-f", "-", input=json.dumps(o), check=False)
-    if proc.returncode != 0:
-        raise UsageError(f"the API server refuses the preview's {obj.get('kind')} {name}: {A.server_message(proc.stderr)[-600:]}")
-    out = _renamed(json.loads(proc.stdout), temp, name)
+    path = _rest_path(str(o.get("kind")), meta.get("namespace") or "default", o.get("apiVersion"))
+    if path is not None:
+        from .api import ApiError
+        try:
+            created = _api(cluster).request("POST", path + "?dryRun=All&fieldManager=kubectl-create", o)
+        except ApiError as exc:
+            raise UsageError(f"the API server refuses the preview's {obj.get('kind')} {name}: {exc.detail[-600:]}") \
+                from None
+    else:
+        proc = cluster.kubectl("create", "--dry-run=server", "-o", "json", "-f", "-", input=json.dumps(o), check=False)
+        if proc.returncode != 0:
+            raise UsageError(f"the API server refuses the preview's {obj.get('kind')} {name}: "
+                             f"{A.server_message(proc.stderr)[-600:]}")
+        created = json.loads(proc.stdout)
+    out = _renamed(created, temp, name)
     out["metadata"].update(kept)
     return out
 
@@ -419,9 +463,10 @@ def execute(jobs: list[Job], stream=None, wait_s: float = 30.0, compare: bool = 
     """Judge the jobs: one control plane per release set (and cluster file) at a time, shared by every job
     that runs at it (from any repository), each unit in a namespace of its own; a line per unit on `stream`
     as it goes. Yields (job, Result)."""
+    import os
     import sys
     from . import releases as R
-    from .controlplane import Cluster
+    from .controlplane import Attached
     stream = stream or sys.stderr
     groups: dict[tuple, list[Job]] = {}
     for j in jobs:
@@ -430,16 +475,18 @@ def execute(jobs: list[Job], stream=None, wait_s: float = 30.0, compare: bool = 
     done = 0
     for (rel, to, _cfile), js in sorted(groups.items()):
         rset = R.ReleaseSet(trainer=rel, training_operator=to)
-        with Cluster.start(rset, stream=stream, cluster_file=js[0].cluster_file) as c:
+        with _control_plane(rset, js[0].cluster_file, stream) as c:
+            shared = isinstance(c, Attached)      # a kept one: this run's own namespaces, removed after
+            prefix = f"kdt-judge-{os.getpid()}-" if shared else "kdt-judge-"
             for n, j in enumerate(js):
                 if n % 50 == 0:     # the next units' namespaces, in one call
-                    A.make_namespaces(c, Result("", rel), [f"kdt-judge-{i}" for i in range(n, min(n + 50, len(js)))])
-                ns = f"kdt-judge-{n}"
+                    A.make_namespaces(c, Result("", rel), [f"{prefix}{i}" for i in range(n, min(n + 50, len(js)))])
+                ns = f"{prefix}{n}"
                 res = judge(c, j.unit.name, j.unit.documents, rel, j.ours, namespace=ns,
                             options=getattr(j.cluster_file, "options", None), wait_s=wait_s, compare=compare,
                             namespace_ready=True)
                 res.training_operator = to
-                cleanup(c, res, namespace=compare)
+                cleanup(c, res, namespace=compare or shared)
                 done += 1
                 judged = [a for a in res.admissions if a.skipped is None]
                 print(f"live: [{done}/{len(jobs)}] {j.source + ': ' if j.source else ''}{j.unit.name} "
@@ -447,6 +494,23 @@ def execute(jobs: list[Job], stream=None, wait_s: float = 30.0, compare: bool = 
                       f"{sum(1 for a in judged if not a.agree)} disagreeing, {res.seconds:.1f} s",
                       file=stream, flush=True)
                 yield j, res
+
+
+@contextmanager
+def _control_plane(rset, cluster_file, stream):
+    """The control plane `kdt cluster up` keeps with `rset`'s releases, started from this cluster file
+    (kdt.live.kept.find), attached; else one started for these jobs and stopped after them."""
+    from . import kept
+    from .controlplane import Cluster, attach
+    found = kept.find(rset.trainer, rset.training_operator, getattr(cluster_file, "fingerprint", None) or "")
+    if found:
+        name, st = found
+        print(f"live: judging on the control plane `kdt cluster up --name {name}` keeps ({rset.name})",
+              file=stream, flush=True)
+        yield attach(st, stream)
+        return
+    with Cluster.start(rset, stream=stream, cluster_file=cluster_file) as c:
+        yield c
 
 
 def run_targets(results, stream=None, trainer_releases: tuple[str, ...] | None = None, wait_s: float = 30.0,

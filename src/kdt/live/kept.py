@@ -51,3 +51,25 @@ def daemon_pid(where: Path) -> int | None:
     except (OSError, ValueError):
         return None
     return pid if alive(pid) else None
+
+
+def find(trainer: str, training_operator: str, fingerprint: str) -> tuple[str, dict] | None:
+    """A running control plane `kdt cluster up` keeps with these releases, started from the same cluster file
+    (kdt.cluster_file.Cluster.fingerprint), for `--live` to judge on instead of starting one: (its name, its
+    state). $KDT_LIVE_CLUSTER names the one to use; else `default` first, then by name, leaving out those a test
+    session owns (KDT_LIVE_OWNER_PID: they go when the session does)."""
+    named = os.environ.get("KDT_LIVE_CLUSTER")
+    if named:
+        names = [named]
+    else:
+        try:
+            names = sorted((p.name for p in (cache_root() / "clusters").iterdir() if p.is_dir()),
+                           key=lambda n: (n != "default", n))
+        except OSError:
+            return None
+    for name in names:
+        st = state(name)
+        if st and st.get("trainer") == trainer and st.get("training_operator") == training_operator \
+                and st.get("cluster_file") == fingerprint and (named or not st.get("owner")):
+            return name, st
+    return None

@@ -1,4 +1,5 @@
-"""The certificates a local control plane needs, made with the `openssl` command for one run.
+"""The certificates a local control plane needs, made with the `openssl` command (`make`), once per user for
+every run (`kept`).
 
 One CA signs: the API server's serving certificate (127.0.0.1 and the in-cluster names of the
 `kubernetes` Service), the client certificate the tools and controllers use (group system:masters, as
@@ -105,3 +106,27 @@ def make(folder: Path) -> Pki:
 def ca_bundle(p) -> str:
     """The run's CA certificate as a webhook configuration's `caBundle` (base64 of the PEM); `p` the run's Pki."""
     return base64.b64encode(p.ca.read_bytes()).decode()
+
+
+def kept(folder: Path, cache: Path) -> Pki:
+    """The certificates of a run in `folder`: a copy of the set made once per user and kept in `cache` (beside
+    the built binaries; made again when this module changes: its source is the key). Making them costs a dozen openssl
+    processes and five RSA keys, seconds on a loaded machine, at every start; the control plane lives on
+    loopback only, as long as its run, so one CA per user serves every run as well as one per run."""
+    import hashlib
+    import tempfile
+
+    key = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
+    cached = cache / key
+    if not (cached / "sa.pub").is_file():
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        os.chmod(cached.parent, 0o700)
+        tmp = Path(tempfile.mkdtemp(prefix=f"{key}.tmp", dir=cached.parent))
+        make(tmp)
+        try:
+            os.replace(tmp, cached)          # another start made it first: keep theirs
+        except OSError:
+            shutil.rmtree(tmp, ignore_errors=True)
+    shutil.copytree(cached, folder, dirs_exist_ok=True)
+    os.chmod(folder, 0o700)
+    return Pki(folder)

@@ -1,8 +1,9 @@
 """kdt's own admission verdict on each document, to set beside the API server's.
 
 A document is refused by kdt when `validate` has an error on it (schemas, CRD rules, the API server's
-validation beyond the schema: kdt.apivalidation) or a lint rule whose BASIS is "rejected" (the API server
-or an operator's webhook refuses it: kdt.lint.engine.BASES) reports an error on it. Lint's other errors
+validation beyond the schema: kdt.apivalidation) or a lint error whose basis is "rejected" (the API server
+or an operator's webhook refuses it: kdt.lint.engine.BASES; a finding's own basis where it carries one,
+kdt.lint.engine.basis_of) reports an error on it. Lint's other errors
 ("breaks": accepted, but the run fails) are not admission verdicts and are not compared.
 """
 from __future__ import annotations
@@ -19,15 +20,16 @@ def ours(docs: list[Document], trainer_version: str, training_operator: str, clu
     applied with these (a folder's other files), where lint's references resolve as in a walk of the folder;
     `kubernetes_version`: the schemas' release, by default the live control plane's (kdt.live.releases), so
     kdt is asked about the API the server it is set beside serves."""
-    from ..lint.engine import all_rules, run_rules
+    from ..lint.engine import all_rules, basis_of, run_rules
     from ..validate import validate_documents
     from .releases import KUBERNETES
     k8s = kubernetes_version or ".".join(KUBERNETES.lstrip("v").split(".")[:2])
+    # server-side: the judge applies so (kdt.live.admission), whatever the repository does (kdt.live.check says)
     found = validate_documents(docs, trainer_version=trainer_version, training_operator=training_operator,
-                               kubernetes_version=k8s)
+                               kubernetes_version=k8s, apply="server-side")
     rules = all_rules()
     lint = [f for f in run_rules(docs, trainer_version, cluster=cluster, run_docs=run_docs, kubernetes_version=k8s)
-            if f.level == F.ERROR and getattr(rules.get(f.rule), "basis", "") == "rejected"]
+            if f.level == F.ERROR and basis_of(f, rules) == "rejected"]
     out: dict = {}
     by_index = {(d.file, d.index, d.prefix): d for d in docs}
     for f in [*found, *lint]:
@@ -38,6 +40,18 @@ def ours(docs: list[Document], trainer_version: str, training_operator: str, clu
         if d is None:
             continue
         out.setdefault(doc_key(d), []).append(f)
+    return out
+
+
+def basis_disagreements(admissions) -> dict:
+    """{rule: documents} of each rule whose basis says "rejected" (kdt.lint.engine.basis_of; validate's rules
+    always) on a document the API server and the webhooks accept: the rules whose basis disagrees with the
+    server (bench/live_judge.py and bench/live_repos.py list them)."""
+    out: dict = {}
+    for a in admissions:
+        if a.skipped is None and a.refused is None:
+            for rule in sorted({f.rule for f in a.ours}):
+                out[rule] = out.get(rule, 0) + 1
     return out
 
 

@@ -11,7 +11,9 @@ release the target's Trainer ships (2.1: FailJobSet, RestartJobSet,
 RestartJobSetAndIgnoreMaxRestarts; 2.3 adds RestartJob and
 RestartJobAndIgnoreMaxRestarts, which JobSet v0.12.0's webhook refuses
 while its alpha feature gate RestartJob is off, as it is by default; so is
-`restartStrategy: InPlaceRestart` without the gate InPlaceRestart);
+`restartStrategy: InPlaceRestart` without the gate InPlaceRestart; the gates
+are the cluster file's, `.kdt-cluster.yaml` `featureGates: {jobset: {RestartJob:
+true}}`, which the live control plane's JobSet runs with too);
 `onJobFailureReasons` are BackoffLimitExceeded, DeadlineExceeded,
 FailedIndexes, MaxFailedIndexesExceeded or PodFailurePolicy;
 `targetReplicatedJobs` exist.
@@ -47,8 +49,10 @@ def check(docs, ctx):
         fp = doc.get(base + ("failurePolicy",))
         if not isinstance(fp, dict):
             continue
-        for path, message in JS.gate_rejections(d(doc.get(base)), release):
-            yield doc.finding(ID, f"{message} (JobSet {release.name}: alpha, off by default)", base + path)
+        gates = (ctx.cluster.feature_gates.get("jobset") if ctx.cluster is not None else None) or None
+        for path, message in JS.gate_rejections(d(doc.get(base)), release, gates):
+            said = "off in the cluster file" if gates else "alpha, off by default: .kdt-cluster.yaml featureGates"
+            yield doc.finding(ID, f"{message} (JobSet {release.name}: {said})", base + path)
         jobs = {d(j).get("name") for j in lst(doc.get(base + ("replicatedJobs",)))}
         rules = lst(fp.get("rules"))
         for i, message in JS.rule_name_rejections(rules):

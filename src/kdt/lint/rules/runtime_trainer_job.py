@@ -9,6 +9,12 @@ runtime webhook rejects ancestor-labelled jobs with replicas other than 1, and
 those without their required container (`node`, `dataset-initializer`,
 `model-initializer`).
 
+Its basis is "breaks": a trainer job not named `node`, or without the ancestor label, is accepted by the API
+server and the runtime webhook (validateReplicatedJobs reads only the replicas and the container of an
+ancestor-labelled job) and the TrainJob then runs without the torch plugin's rendezvous: silent breakage. The
+webhook's own refusals (replicas, the container) are reported with the basis "rejected" on each finding
+(`extra["basis"]`), so the live judge (kdt.live.verdicts) counts only those as the server's refusals.
+
 Source: trainer v2.1/v2.3 pkg/webhooks/trainingruntime_webhook.go validateReplicatedJobs;
 pkg/constants/constants.go (LabelTrainJobAncestor, Node); plugins/torch/torch.go.
 """
@@ -18,14 +24,17 @@ from ._util import d, is_torch_runtime, lst, rejections_of, runtimes
 
 ID = "runtime-trainer-job"
 LEVEL = ERROR
-BASIS = "rejected"
-WHY = ("The runtime webhook refuses it, or the torch plugin finds no trainer job or container to configure.")
+BASIS = "breaks"
+WHY = ("The torch plugin finds no trainer job or container to configure (silent breakage), or the runtime webhook "
+       "refuses it (those findings carry the basis \"rejected\").")
 
 
 def check(docs, ctx):
     for rt in runtimes(docs):
         if isinstance(rt.data, dict):
-            yield from rejections_of(rt, TV2.runtime_rejections(rt.data), ID)   # the runtime webhook's
+            for f in rejections_of(rt, TV2.runtime_rejections(rt.data), ID):   # the runtime webhook's
+                f.extra["basis"] = "rejected"     # kdt.lint.engine.BASIS_KEY
+                yield f
         base = ("spec", "template", "spec", "replicatedJobs")
         jobs = lst(rt.get(base))
         trainer_idx = []

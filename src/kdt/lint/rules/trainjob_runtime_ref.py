@@ -3,9 +3,12 @@
 `runtimeRef.kind` defaults to ClusterTrainingRuntime; a TrainingRuntime must be
 in the TrainJob's namespace. References resolve across every file and target
 of the run. A runtime the run has under the other kind is an error (the
-TrainJob never starts). A name found nowhere in the run is a warning: it works
-only where that runtime is installed on the cluster (the message says when the
-name is one upstream ships, such as torch-distributed).
+TrainJob never starts). A name found nowhere in the run, nor among the cluster
+file's `objects` (.kdt-cluster.yaml: what the cluster has installed), is a
+warning: it works only where that runtime is installed on the cluster; its one
+line names the runtime and how to provide it (the same line `--live` adds to
+the webhook's refusal; it says when the name is one upstream ships, such as
+torch-distributed).
 
 Source: trainer v2.1/v2.3 pkg/apis/trainer/v1alpha1/trainjob_types.go RuntimeRef;
 manifests/base/runtimes (upstream runtime names).
@@ -41,13 +44,13 @@ def check(docs, ctx):
             continue
         if runtime_for(job, ctx.pool(docs)) is not None:
             continue
+        cluster = getattr(ctx.cluster, "objects", None) if ctx.cluster is not None and ctx.cluster.object_paths else None
+        if cluster and runtime_for(job, cluster) is not None:
+            continue
         other = [rt.kind for rt in pool if rt.name == name and not wanted.matches(rt)]
         if other:
             yield job.finding(ID, f"runtimeRef names {kind} {name!r}, but the stream has it as a {other[0]} "
                                   "(set runtimeRef.kind)", path)
-        elif name in TV2.UPSTREAM_RUNTIMES:
-            yield job.finding(ID, f"runtime {name!r} is not in the files checked: it must be installed on the cluster "
-                                  "(an upstream runtime)", path, WARNING)
         else:
-            yield job.finding(ID, f"no {kind} named {name!r} in the files checked: it must be installed on the "
-                                  "cluster before this TrainJob", path, WARNING)
+            yield job.finding(ID, TV2.missing_runtime(kind, name, getattr(ctx.cluster, "file", "") or ""), path,
+                              WARNING)

@@ -116,6 +116,23 @@ def reserved_env_applies(command) -> bool:
     return list(command or []) != TORCHTUNE_ENTRYPOINT
 
 
+# pkg/runtime/core/clustertrainingruntime.go and trainingruntime.go (v2.1.0, v2.3.0): the TrainJob webhook's
+# refusal when the runtime its runtimeRef names does not exist ("specified clusterTrainingRuntime must be created
+# before the TrainJob is created").
+MISSING_RUNTIME_MESSAGE = "must be created before the TrainJob"
+
+
+def missing_runtime(kind: str, name: str, cluster_file: str = "") -> str:
+    """One line for a TrainJob whose runtime is defined neither in the files checked nor in the cluster file's
+    `objects`: the runtime, and how to provide it (offline: lint trainjob-runtime-ref; live: beside the
+    webhook's refusal)."""
+    where = f"`objects` of {cluster_file}" if cluster_file else "`objects` of the cluster file (.kdt-cluster.yaml)"
+    upstream = " (a runtime upstream ships: installed with Trainer's runtimes)" if name in UPSTREAM_RUNTIMES else ""
+    return (f"{kind} {name!r}{upstream} is defined neither in the files checked nor in the cluster file: name its "
+            f"file with this one (`kdt validate job.yaml runtime.yaml`, as `kubectl apply -f job.yaml -f runtime.yaml`"
+            f" applies them together), or list what your cluster has installed under {where}")
+
+
 def find_runtime(job, docs):
     """The runtime document a TrainJob's `runtimeRef` names among `docs`, or None.
 
