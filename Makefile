@@ -103,6 +103,7 @@ bench: $(FULL)
 	$(PY) bench/migrate.py
 	$(PY) bench/queues.py
 	$(PY) bench/gpu_speed.py
+	$(PY) bench/real_nodes.py
 
 # make diff BASE=<ref>  (default: the merge base with main, against the working tree)
 diff: $(TOOLING)

@@ -28,6 +28,7 @@ TRAINER_DEFAULT = "2.3"
 KUEUE = "v0.19.2"                 # kueue.x-k8s.io (v1beta2 stored, v1beta1 deprecated)
 VOLCANO = "v1.15.1"               # scheduling.volcano.sh PodGroup, Queue; batch.volcano.sh Job
 SCHEDULER_PLUGINS = "v0.34.7"     # scheduling.x-k8s.io PodGroup, ElasticQuota (coscheduling)
+KWOK = "v0.8.0"                  # the KWOK controller that simulates nodes and their pods (kdt.live.scale)
 # jobset.x-k8s.io/v1alpha2, installed by Trainer v2: the release each Trainer release ships (go.mod of
 # kubeflow/trainer v2.1.0: sigs.k8s.io/jobset v0.10.1; v2.3.0: v0.12.0).
 JOBSET = {"2.1": "v0.10.1", "2.3": "v0.12.0"}

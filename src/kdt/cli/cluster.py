@@ -1,6 +1,6 @@
 """cluster: a local control plane, the real API server and operators, for `--live` checks and `kdt run --live`.
 
-    kdt cluster up [--trainer 2.3] [--training-operator 1.9] [--name NAME]
+    kdt cluster up [--trainer 2.3] [--training-operator 1.9] [--name NAME] [--real-nodes N [--image ARCHIVE]]
     kdt cluster status [--name NAME]
     kdt cluster down [--name NAME]
     kdt cluster build             every binary of every supported release (make test runs it first)
@@ -9,7 +9,9 @@
 cache keyed by their versions), then starts etcd, kube-apiserver, kube-controller-manager, kube-scheduler and
 the managers of Trainer (with the JobSet it ships) and the Training Operator, with their CRDs and webhooks,
 on free loopback ports; it prints the kubeconfig the pinned kubectl uses and returns, leaving the control plane
-running until `down`. `status` says what runs and whether the API server is ready. Nothing is left running
+running until `down`. With `--real-nodes N`, N real nodes join it: each its own kubelet, containerd and
+runc in a network namespace of its own, with CoreDNS and kube-proxy, every `--image` OCI archive imported
+into each node (kdt.live.realnodes, docs/live.md). `status` says what runs and whether the API server is ready. Nothing is left running
 after `down`, and a control plane whose owner died is cleaned by the next `up`.
 Exit codes: 0 done, 1 a component failed (named, with the end of its log), 2 bad usage or no Go.
 """
@@ -45,13 +47,23 @@ def up(args) -> int:
     folder.mkdir(parents=True)
     # Build in the foreground (its progress is this command's output), start in the daemon.
     build.control_plane()
+    if args.real_nodes:
+        from ..live import realnodes
+        realnodes.preflight()
+        for img in args.image:
+            if not Path(img).is_file():
+                raise UsageError(f"--image {img}: no such OCI archive")
+        build.node()
     if not args.control_plane_only:
         for c in R.ReleaseSet(args.trainer, args.training_operator).operators():
             build.operator(c)
     log = folder / "daemon.log"
     with open(log, "ab") as fh:
         proc = subprocess.Popen([sys.executable, "-m", "kdt.live.daemon", str(folder), args.trainer,
-                                 args.training_operator, *(["--control-plane-only"] if args.control_plane_only else [])], stdout=fh, stderr=subprocess.STDOUT,
+                                 args.training_operator, *(["--control-plane-only"] if args.control_plane_only else []),
+                                 *(["--real-nodes", str(args.real_nodes)] if args.real_nodes else []),
+                                 *(a for img in args.image for a in ("--image", str(Path(img).resolve()))),
+                                 ], stdout=fh, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True,
                                 env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)})
     (folder / "daemon.pid").write_text(str(proc.pid))
@@ -91,6 +103,10 @@ def down(args) -> int:
         if _alive(pid):
             os.killpg(pid, signal.SIGKILL)
     existed = folder.exists()
+    from ..live import realnodes
+    record = realnodes.record_of(folder / "run")
+    for what in realnodes.teardown(record) if record.is_file() else []:
+        print(f"live: removed what real nodes left: {what}", file=sys.stderr)
     shutil.rmtree(folder, ignore_errors=True)
     print(f"live: {args.name}: " + ("stopped" if pid else "not running" + (" (leftovers removed)" if existed else "")),
           file=sys.stderr)
@@ -109,7 +125,8 @@ def status(args) -> int:
         return 1 if last else 0
     dead = [n for n, pid in st["components"].items() if not _alive(pid)]
     print(f"live: {args.name}: up, Trainer {st['trainer']}, Training Operator {st['training_operator']}, "
-          f"{st['server']}; KUBECONFIG={st['kubeconfig']}")
+          f"{st['server']}; KUBECONFIG={st['kubeconfig']}"
+          + (f"; real nodes: {', '.join(st['real_nodes'])}" if st.get("real_nodes") else ""))
     for n, pid in st["components"].items():
         print(f"  {n:26} pid {pid:<8} {'running' if _alive(pid) else 'EXITED'}")
     return 1 if dead else 0
@@ -121,6 +138,7 @@ def build_all(args) -> int:
     import time as _t
     t0 = _t.monotonic()
     build.control_plane()
+    build.node()
     done = set()
     for trainer in versions.TRAINER:
         for to in versions.TRAINING_OPERATOR_RELEASES:
@@ -130,6 +148,8 @@ def build_all(args) -> int:
                 if (c.name, c.version) not in done:
                     build.operator(c)
                     done.add((c.name, c.version))
+    for c in R.schedulers():       # Kueue, coscheduling, KWOK: `kdt run --live --simulate` (kdt.live.schedulers)
+        build.operator(c)
     print(f"live: every binary is built ({_t.monotonic() - t0:.0f} s); in {build.cache_root() / 'bin'}", file=sys.stderr)
     return 0
 
@@ -147,6 +167,10 @@ def main(argv=None) -> int:
                    help=f"the Training Operator release (default {versions.TRAINING_OPERATOR_DEFAULT})")
     p.add_argument("--control-plane-only", action="store_true",
                    help="start etcd, kube-apiserver, kube-controller-manager and kube-scheduler only (no operator)")
+    p.add_argument("--real-nodes", type=int, default=0, metavar="N",
+                   help="up: N real nodes (the kubelet, containerd and runc; root, overlayfs and cgroups needed)")
+    p.add_argument("--image", action="append", default=[], metavar="ARCHIVE",
+                   help="up --real-nodes: an OCI image archive imported into every node (repeatable)")
     p.add_argument("--timeout", type=float, default=300, help="seconds `up` waits for the start, builds excluded")
     args = p.parse_args(argv)
     return {"up": up, "down": down, "status": status, "build": build_all}[args.action](args)

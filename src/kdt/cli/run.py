@@ -149,6 +149,12 @@ def _parser() -> Parser:
     p.add_argument("--node-labels", metavar="KEY=VALUE,...", default=None,
                    help="--live: every node's labels; default: each node carries what its pod's nodeSelector and "
                         "required node affinity ask")
+    p.add_argument("--simulate", metavar="NODESxGPUS", default=None,
+                   help="--live: admit and place the target with the real Kueue, kube-scheduler and coscheduling on "
+                        "this many simulated nodes (KWOK), e.g. 64x8; no process runs: prints the admission, the "
+                        "placement and the time to all pods bound and Running (docs/scale.md)")
+    p.add_argument("--block", type=int, metavar="N", default=None,
+                   help="--simulate: nodes per topology block (default 64)")
     p.add_argument("--dry-run", action="store_true",
                    help="check everything a run checks (target, claims, commands, ports), print each pod's "
                         "address and commands, start nothing")
@@ -245,6 +251,10 @@ def _supervisor(pods: list, ctls: list, docs: list, opts, tl):
 
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
+    if args.simulate is not None:
+        if not args.live:
+            raise UsageError("--simulate needs --live (the real Kueue and schedulers place the target)")
+        return _run_simulated(args)
     if args.crash_loop_limit < 1:
         raise UsageError("--crash-loop-limit must be at least 1")
     from ..run import faults as FAULTS
@@ -463,3 +473,27 @@ def _run(sup, tl, args, name: str, run_dir: Path) -> int:
 
 if __name__ == "__main__":
     sys.exit(invoke(main))
+
+
+def _run_simulated(args) -> int:
+    """--live --simulate NxG: the target admitted by Kueue and placed on simulated nodes (kdt.live.scalerun)."""
+    from ..live import scalerun as SR
+    from ..live import schedulers as S
+    shape = S.parse_shape(args.simulate, args.block)
+    S.check_fits(shape)
+    name, _ = SR.target_documents(args.target)     # a target that does not render stops before anything starts
+    say = (lambda msg: None) if args.quiet else (lambda msg: print(msg, flush=True))
+    cluster = SR.start_cluster(shape, sys.stderr)
+    try:
+        obs, docs, applied, findings = SR.submit(cluster, args.target, say=say, timeout=args.timeout)
+        for line in SR.report(name, obs, shape):
+            print(line)
+        for f in findings:
+            print(text_report.line(f), file=sys.stderr)
+        refused = [f for f in findings if "refuses" in f.message]
+        SR.delete(cluster, applied, SR.NAMESPACE, getattr(cluster, "scale_pvs", []))
+    finally:
+        cluster.stop()
+    if refused or findings:
+        return 2 if refused else 1
+    return 0 if SR.running(obs) else 1

@@ -200,6 +200,67 @@ def operator(c: R.Component, stream=sys.stderr) -> Path:
     return exe
 
 
+def _link(folder: Path, tmp: Path, names) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        os.replace(tmp / name, folder / name)
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def node_kubernetes(stream=sys.stderr) -> dict[str, Path]:
+    """kubelet and kube-proxy from the control plane's module (the same Kubernetes pin): paths, built if
+    missing, with the control plane's version stamp; the compiled packages they share with it come from Go's
+    build cache."""
+    folder = cache_root() / "bin" / f"node-kubernetes-{R.KUBERNETES}-{_module_hash()}-{go_version()}"
+    out = {c.name: folder / c.name for c in R.NODE_KUBERNETES}
+    missing = [c for c in R.NODE_KUBERNETES if not out[c.name].is_file()]
+    if missing:
+        tmp = folder.with_name(folder.name + f".tmp{os.getpid()}")
+        tmp.mkdir(parents=True, exist_ok=True)
+        _go(["build", "-v", "-trimpath", "-p", _parallel(), "-ldflags", _ldflags_version(), "-o", str(tmp) + "/",
+             *(c.package for c in missing)], R.CONTROL_PLANE_MODULE,
+            f"{', '.join(c.name for c in missing)} (Kubernetes {R.KUBERNETES})", go_env(), stream)
+        _link(folder, tmp, [c.name for c in missing])
+    return out
+
+
+def _parallel() -> str:
+    """go build -p: KDT_GO_PARALLEL, else Go's default (the CPUs)."""
+    return os.environ.get("KDT_GO_PARALLEL") or str(os.cpu_count() or 1)
+
+
+def node_set(s: R.NodeSet, stream=sys.stderr) -> dict[str, Path]:
+    """The binaries of one node set (containerd and its shim and ctr, the CNI plugins, CoreDNS, crictl):
+    paths, built from the project's module that pins them (kdt.live.releases.node_module) if missing."""
+    module = R.node_module(s)
+    if not (module / "go.mod").is_file():
+        raise UsageError(f"no Go module pins {s.name} {s.version} ({module}); scripts/gen_live_modules.py writes it")
+    h = hashlib.sha256((module / "go.mod").read_bytes() + (module / "go.sum").read_bytes()
+                       + s.tags.encode() + s.ldflags.encode()).hexdigest()[:12]
+    folder = cache_root() / "bin" / f"{s.name}-{s.version}-{h}-{go_version()}"
+    out = {b: folder / b for b in s.binaries}
+    if all(p.is_file() for p in out.values()):
+        return out
+    tmp = folder.with_name(folder.name + f".tmp{os.getpid()}")
+    tmp.mkdir(parents=True, exist_ok=True)
+    env = go_env()
+    env["CGO_ENABLED"] = "1" if s.cgo else "0"
+    ldflags = ("-s -w " + s.ldflags.format(version=s.version)).strip()
+    _go(["build", "-v", "-trimpath", "-p", _parallel(), "-ldflags", ldflags,
+         *(["-tags", s.tags] if s.tags else []),
+         "-o", str(tmp) + "/", *s.packages], module, f"{s.name} {s.version}", env, stream)
+    _link(folder, tmp, s.binaries)
+    return out
+
+
+def node(stream=sys.stderr) -> dict[str, Path]:
+    """Every binary a real node runs (kdt cluster up --real-nodes): name -> path, built if missing."""
+    out = dict(node_kubernetes(stream))
+    for s in R.NODE_SETS:
+        out.update(node_set(s, stream))
+    return out
+
+
 def module_dir(module: str, version: str) -> Path:
     """The source of `module@version` in the Go module cache (downloaded if missing): the operators' CRDs
     and webhook configurations are read from there, at the pinned tag."""

@@ -141,12 +141,13 @@ class Cluster(Client):
     cluster_file: object = None       # kdt.cluster_file.Cluster: how the repository's clusters run the operators
     notes: list = field(default_factory=list)   # what of the cluster file's objects was left out, and why
     installed: set = field(default_factory=set)  # kdt.live.install.key of every object the install applied
+    service_cidr: str = "10.96.0.0/16"           # real nodes give one inside 100.64.0.0/10 (kdt.live.realnodes)
     timeline: list = field(default_factory=list)  # (phase, seconds since the start began): where the start goes
 
     # -- start ------------------------------------------------------------------------------------------
     @classmethod
     def start(cls, releases: R.ReleaseSet | None = None, folder: Path | None = None, stream=sys.stderr,
-              operators: bool = True, cluster_file=None) -> "Cluster":
+              operators: bool = True, cluster_file=None, service_cidr: str | None = None) -> "Cluster":
         releases = releases or R.ReleaseSet()
         owned = folder is None
         if folder is None:
@@ -154,6 +155,8 @@ class Cluster(Client):
             base.mkdir(parents=True, exist_ok=True)
             folder = Path(tempfile.mkdtemp(prefix="run-", dir=base))
         c = cls(Path(folder), releases, stream, owned_folder=owned, cluster_file=cluster_file)
+        if service_cidr:
+            c.service_cidr = service_cidr
         t0 = c._t0 = time.monotonic()
         try:
             c._start(operators)
@@ -256,7 +259,7 @@ class Cluster(Client):
             f"--secure-port={self.ports['apiserver']}", "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
             f"--tls-cert-file={crt}", f"--tls-private-key-file={key}", f"--client-ca-file={self.pki.ca}",
             f"--cert-dir={self.folder / 'apiserver-certs'}",
-            "--service-cluster-ip-range=10.96.0.0/16", "--service-account-issuer=https://kubernetes.default.svc",
+            f"--service-cluster-ip-range={self.service_cidr}", "--service-account-issuer=https://kubernetes.default.svc",
             f"--service-account-key-file={self.pki.sa_pub}", f"--service-account-signing-key-file={self.pki.sa_key}",
             "--authorization-mode=RBAC", "--allow-privileged=true", "--v=1"])
         self._write_kubeconfig()

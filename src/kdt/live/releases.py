@@ -50,11 +50,67 @@ CONTROL_PLANE = (
     Component("kube-scheduler", "k8s.io/kubernetes/cmd/kube-scheduler"),
 )
 
+# The node (kdt cluster up --real-nodes): the kubelet and kube-proxy from the control plane's module (the same
+# k8s.io/kubernetes pin), the rest each from a module of its own, `go/<name>-<version>`
+# (scripts/gen_live_modules.py), its release's build list as for the operators.
+NODE_KUBERNETES = (
+    Component("kubelet", "k8s.io/kubernetes/cmd/kubelet"),
+    Component("kube-proxy", "k8s.io/kubernetes/cmd/kube-proxy"),
+)
+
+
+@dataclass(frozen=True)
+class NodeSet:
+    """Binaries built together from one upstream release: their main packages, the build tags."""
+    name: str
+    module: str
+    version: str
+    packages: tuple[str, ...]
+    tags: str = ""
+    cgo: bool = True
+    ldflags: str = ""                 # -X version stamps, as the release's Makefile sets them ({version})
+
+    @property
+    def binaries(self) -> tuple[str, ...]:
+        return tuple(p.rstrip("/").split("/")[-1] for p in self.packages)
+
+
+_CTRD = "github.com/containerd/containerd/v2"
+_CNI = "github.com/containernetworking/plugins"
+NODE_SETS = (
+    # cmd/containerd, its runc shim and ctr (the image import); tags as containerd's Makefile builds its
+    # release, btrfs left out (a cgo snapshotter needing btrfs headers; the node uses overlayfs).
+    NodeSet("containerd", _CTRD, "v2.4.2", (f"{_CTRD}/cmd/containerd", f"{_CTRD}/cmd/containerd-shim-runc-v2",
+                                            f"{_CTRD}/cmd/ctr"), "urfave_cli_no_docs no_btrfs", cgo=False,
+            ldflags="-X " + _CTRD + "/version.Version={version}"),
+    NodeSet("cni-plugins", _CNI, "v1.10.0", (f"{_CNI}/plugins/main/bridge", f"{_CNI}/plugins/ipam/host-local",
+                                             f"{_CNI}/plugins/main/loopback", f"{_CNI}/plugins/meta/portmap"),
+            cgo=False),
+    NodeSet("coredns", "github.com/coredns/coredns", "v1.15.0", ("github.com/coredns/coredns",), cgo=False),
+    NodeSet("cri-tools", "sigs.k8s.io/cri-tools", "v1.37.0", ("sigs.k8s.io/cri-tools/cmd/crictl",), cgo=False),
+)
+
+
+def node_module(s: NodeSet) -> Path:
+    """The project's Go module that pins node set `s` (scripts/gen_live_modules.py writes it)."""
+    return GO_DIR / f"{s.name}-{s.version}"
+
+
 TRAINER_MODULE = "github.com/kubeflow/trainer/v2"
 JOBSET_MODULE = "sigs.k8s.io/jobset"
 TRAINING_OPERATOR_MODULE = "github.com/kubeflow/training-operator"
 KUEUE_MODULE = "sigs.k8s.io/kueue"
 SCHEDULER_PLUGINS_MODULE = "sigs.k8s.io/scheduler-plugins"
+KWOK_MODULE = "sigs.k8s.io/kwok"
+
+
+def schedulers() -> tuple[Component, ...]:
+    """What a scale run adds to the control plane: Kueue's manager, scheduler-plugins' scheduler (its
+    coscheduling plugin) and the KWOK controller that simulates nodes, each at its pinned release."""
+    return (Component("kueue", f"{KUEUE_MODULE}/cmd/kueue", versions.KUEUE, KUEUE_MODULE),
+            Component("scheduler-plugins", f"{SCHEDULER_PLUGINS_MODULE}/cmd/scheduler", versions.SCHEDULER_PLUGINS,
+                      SCHEDULER_PLUGINS_MODULE),
+            Component("kwok", f"{KWOK_MODULE}/cmd/kwok", versions.KWOK, KWOK_MODULE))
 
 
 def trainer(release: str) -> tuple[Component, Component]:
@@ -88,6 +144,7 @@ def operator_components() -> list[Component]:
         c = training_operator(release)
         if c not in out:
             out.append(c)
+    out.extend(schedulers())
     return out
 
 
