@@ -19,7 +19,7 @@ KDT := $(PY) -m kdt
 # (the whole suite 330 s against 356 s, same machine, same commit).
 PYTEST_WORKERS ?= 3
 
-.PHONY: help venv venv-full preview render validate lint merge-preview migrate run-local diff argocd chart schemas test bench image lock clean live judge cluster-up cluster-down
+.PHONY: help venv venv-full preview render validate lint merge-preview migrate run-local diff argocd chart schemas test bench image lock clean live judge cluster-up cluster-down image-deps test-images
 
 help:
 	@echo "make preview        render, validate and lint every target; print the summary table"
@@ -86,10 +86,30 @@ chart: $(TOOLING)
 schemas: $(TOOLING)
 	$(PY) -m kdt.schemas.generate
 
-# The training image (docs/image.md): docker buildx, tag from the git revision; IMAGE=, PUSH=1, TARGET=gpu|cpu.
-# Standard library only, so no .venv is needed. Without a Docker engine it says so and exits non-zero.
+# The training image (docs/image.md): docker buildx, else buildah (ENGINE=); tag from the git revision and the
+# manifests' reference; IMAGE=, PUSH=1, ARCHIVE=, TARGET=gpu|gpu-debian|cpu|tensorflow|tensorflow-debian.
+# Standard library only, so no .venv is needed. Without any engine it says so and exits 3.
 image:
-	IMAGE="$(IMAGE)" PUSH="$(PUSH)" TARGET="$(TARGET)" PLATFORM="$(PLATFORM)" $(PYTHON) scripts/image.py
+	ENGINE="$(ENGINE)" IMAGE="$(IMAGE)" PUSH="$(PUSH)" TARGET="$(TARGET)" PLATFORM="$(PLATFORM)" ARCHIVE="$(ARCHIVE)" \
+	  $(PYTHON) scripts/image.py
+
+# What the daemonless image build and tests/image's runc runs need from Debian, installed only when missing.
+IMAGE_DEBS := buildah runc debootstrap uidmap
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+image-deps:
+	@missing="$$(for p in $(IMAGE_DEBS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done | xargs)"; \
+	if [ -n "$$missing" ]; then \
+	  echo "make: installing the image build's Debian packages: $$missing"; \
+	  flock /tmp/apt.lock $(SUDO) sh -c "apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing" > /tmp/image-deps.log 2>&1 \
+	    || { echo "make: apt-get install $$missing failed (log /tmp/image-deps.log)" >&2; exit 1; }; \
+	fi
+
+# The images tests/image runs with runc: built from Debian's packages and the hashed locks' wheels (no registry
+# image), layer-cached in containers-storage and the wheels in ~/.cache/kdt/image, so a second run rebuilds
+# only what changed (docs/image.md gives cold and warm times).
+test-images: $(FULL) image-deps
+	$(PY) scripts/image.py --engine buildah --target gpu-debian
+	$(PY) scripts/image.py --engine buildah --target tensorflow-debian
 
 # Benchmarks: they print measured figures and ratios (not part of make test).
 bench: $(FULL)
@@ -127,7 +147,7 @@ cluster-down: $(TOOLING)
 
 # The fast suite, then the live stage: tests/live (the real control plane) and the live judge on every
 # shipped target at every supported release.
-test: $(FULL) live
+test: $(FULL) live test-images
 	$(PY) -m pytest -n $(PYTEST_WORKERS) --dist worksteal --durations=15 --ignore=tests/live $(ARGS)
 	$(PY) -m pytest -n 2 --dist loadfile -q --durations=10 tests/live
 	$(PY) bench/live_judge.py

@@ -93,7 +93,9 @@ def _expand(value: str, env: dict) -> str:
 
 def _scan_text(text: str, rel: str, kind: str) -> list[tuple[str, str, str]]:
     """(release, evidence kind, where) of every pin in one file."""
-    if "kubeflow/trainer" not in text and "kubeflow-trainer" not in text and "trainer.kubeflow.org" not in text:
+    # every pin below is a match of _REF or _ASSET (both hold "kubeflow/trainer") or _HELM ("kubeflow-trainer"): a
+    # file with neither pins nothing (the manifests that only name the API group, trainer.kubeflow.org, included)
+    if "kubeflow/trainer" not in text and "kubeflow-trainer" not in text:
         return []
     out = []
     env: dict = {}

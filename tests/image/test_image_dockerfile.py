@@ -56,6 +56,11 @@ def test_bases_are_pinned(layouts, dockerfile):
     torch = dockerfile.global_args["TORCH_VERSION"]
     for variant, layout in layouts.items():
         ref = layout.base
+        if variant.endswith("-debian"):
+            # Made here, by scripts/image.py: debootstrap of bookworm (python3 3.11, the lock's cp311 wheels),
+            # passed as DEBIAN_BASE with the key of its package set; never pulled from a registry.
+            assert ref.startswith("localhost/torch-k8s/debian:bookworm"), ref
+            continue
         name, _, digest = ref.partition("@")
         assert ":" in name.rsplit("/", 1)[-1], f"{variant} base {ref}: no tag"
         tag = name.rsplit(":", 1)[1]
@@ -84,8 +89,8 @@ def test_torch_version_agrees_with_requirements(dockerfile):
 
 
 def test_every_target_builds_on_its_own_base(layouts, image_script):
-    assert set(layouts) == set(image_script.VARIANTS) == {"gpu", "cpu"}
-    assert set(image_script.TARGETS) == {"gpu", "cpu", "tensorflow"}
+    assert set(layouts) == set(image_script.VARIANTS) == {"gpu", "gpu-debian", "cpu"}
+    assert set(image_script.TARGETS) == {"gpu", "gpu-debian", "cpu", "tensorflow", "tensorflow-debian"}
     for variant, layout in layouts.items():
         assert layout.stages[-1] == f"{variant}-base", layout.stages
         assert "/" in layout.base or ":" in layout.base, f"{variant}: the chain ends at a stage, not an image"

@@ -23,6 +23,7 @@ selectable fields, printer columns.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from typing import Any
@@ -191,7 +192,39 @@ def _approval(r: Report, group: str, annotations: dict) -> None:
 
 # The schema ------------------------------------------------------------------------------------------------
 
+# What _schema_checks finds in a schema, by its JSON text's hash and the status flag: the same CRD comes back in
+# every target that includes it (a repository's kustomizations), and a schema of thousands of nodes is checked once.
+_SCHEMA_MEMO_MAX = 256
+_schema_memo: dict = {}
+
+
 def _schema(r: Report, root: dict, path: tuple, status: bool) -> None:
+    """validateCustomResourceDefinitionValidation of one version's openAPIV3Schema, found once per schema: what it
+    finds depends on the schema, the flag and the last part of `path` only (the API server's path of a nested
+    schema starts there, _completeness), so it is found under that part and replayed under `path`."""
+    try:
+        text = json.dumps(root, separators=(",", ":")).encode()
+        key = (hashlib.sha256(text).digest(), len(text), status, path[-1:])
+    except (TypeError, ValueError, RecursionError):
+        key = None
+    found = _schema_memo.get(key) if key is not None else None
+    if found is None:
+        sub = Report(r.doc, r.opts)
+        _schema_checks(sub, root, path[-1:], status)
+        found = sub.found()
+        if key is not None:
+            if len(_schema_memo) >= _SCHEMA_MEMO_MAX:
+                _schema_memo.clear()
+            _schema_memo[key] = found
+    head = path[:-1]
+    for rule, where, message, *level in found:
+        if level:
+            r.warn(rule, head + where, message)
+        else:
+            r.err(rule, head + where, message)
+
+
+def _schema_checks(r: Report, root: dict, path: tuple, status: bool) -> None:
     """validateCustomResourceDefinitionValidation of one version's openAPIV3Schema."""
     if status:
         if "type" in root and root.get("type") != "object":

@@ -149,10 +149,26 @@ def apply_base(cluster, trainer, jobset, to) -> None:
                           "tls.crt": enc(crt), "tls.key": enc(key)}})
     apply(cluster, docs, "namespaces and the Training Operator's webhook certificate")
     crd_docs = crds(trainer, jobset, to)
-    apply(cluster, crd_docs, f"{len(crd_docs)} CRDs (Trainer {trainer.version}, JobSet {jobset.version}, "
-                             f"Training Operator {to.version}, Kueue {versions.KUEUE}, scheduler-plugins "
-                             f"{versions.SCHEDULER_PLUGINS})")
+    _apply_crds(cluster, crd_docs)
+    cluster.say(f"installed {len(crd_docs)} CRDs (Trainer {trainer.version}, JobSet {jobset.version}, "
+                f"Training Operator {to.version}, Kueue {versions.KUEUE}, scheduler-plugins {versions.SCHEDULER_PLUGINS})")
     cluster.kubectl("wait", "--for=condition=Established", "--timeout=60s", "crd", "--all")
+
+
+def _apply_crds(cluster, docs: list[dict]) -> None:
+    """The CRDs, server-side applied as `apply` does (same field manager, forced), through the API server's REST
+    interface: 3.5 MB of CRDs cost kubectl seconds of its own before the API server's (43 s against 28 s for
+    the whole request on a loaded 2-core machine)."""
+    from .api import Api
+    api = Api.from_kubeconfig(cluster.kubeconfig)
+    try:
+        for d in docs:
+            name = d["metadata"]["name"]
+            api.request("PATCH", f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}"
+                                 f"?fieldManager={MANAGER}&force=true", d, "application/apply-patch+yaml")
+    finally:
+        api.close()
+    cluster.installed.update(key(d) for d in docs)
 
 
 def apply_webhooks(cluster, trainer, jobset, to) -> None:

@@ -464,6 +464,7 @@ def execute(jobs: list[Job], stream=None, wait_s: float = 30.0, compare: bool = 
     that runs at it (from any repository), each unit in a namespace of its own; a line per unit on `stream`
     as it goes. Yields (job, Result)."""
     import os
+    import secrets
     import sys
     from . import releases as R
     from .controlplane import Attached
@@ -477,7 +478,9 @@ def execute(jobs: list[Job], stream=None, wait_s: float = 30.0, compare: bool = 
         rset = R.ReleaseSet(trainer=rel, training_operator=to)
         with _control_plane(rset, js[0].cluster_file, stream) as c:
             shared = isinstance(c, Attached)      # a kept one: this run's own namespaces, removed after
-            prefix = f"kdt-judge-{os.getpid()}-" if shared else "kdt-judge-"
+            # on a kept one, names no other run uses, nor an earlier one of this process whose namespaces still
+            # terminate (creating in a terminating namespace is refused)
+            prefix = f"kdt-judge-{os.getpid()}-{secrets.token_hex(3)}-" if shared else "kdt-judge-"
             for n, j in enumerate(js):
                 if n % 50 == 0:     # the next units' namespaces, in one call
                     A.make_namespaces(c, Result("", rel), [f"{prefix}{i}" for i in range(n, min(n + 50, len(js)))])

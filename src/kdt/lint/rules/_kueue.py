@@ -105,11 +105,25 @@ def workload(doc, docs, ctx):
         return got[2]
     if len(_workloads) > 256:
         _workloads.clear()
-    ectx = K.ExpandContext(list(ctx.pool(docs)), Loader(), ctx.trainer_version,
+    ectx = K.ExpandContext(_pool_copy(docs, ctx), Loader(), ctx.trainer_version,
                            ctx.cluster.options if ctx.cluster is not None else {})
     w = K.kueue_workload(doc, ectx)
     _workloads[id(doc)] = (doc, ctx.run_docs, w)
     return w
+
+
+_copies: list = [None]     # (pool, its copy): one copy of the run's documents per pool, not one per document
+
+
+def _pool_copy(docs, ctx) -> list:
+    """ctx.pool(docs) as a list of its own for an expansion, copied once per pool (a copy per document made a
+    stream of N documents cost N x N)."""
+    pool = ctx.pool(docs)
+    got = _copies[0]
+    if got is None or got[0] is not pool or len(got[1]) != len(pool):
+        got = (pool, list(pool))
+        _copies[0] = got
+    return got[1]
 
 
 def local_queues_for(objs: QueueObjects, name: str, namespace: str | None) -> list:
