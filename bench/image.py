@@ -60,12 +60,13 @@ def steps(log: str) -> tuple[list[str], list[str]]:
     return cached, ran
 
 
-def size(ref: str, env: dict[str, str]) -> tuple[int, int]:
+def size(ref: str, env: dict[str, str]) -> tuple[str, int]:
+    """(size as buildah prints it, e.g. `5.87 GB`, uncompressed in containers-storage; layer count)."""
     info = json.loads(subprocess.run(["buildah", "inspect", "--type", "image", ref], env=env, capture_output=True,
                                      text=True, check=True).stdout)
     layers = info["OCIv1"]["rootfs"]["diff_ids"]
     out = subprocess.run(["buildah", "images", "--json", ref], env=env, capture_output=True, text=True, check=True)
-    return int(json.loads(out.stdout)[0]["size"]), len(layers)
+    return str(json.loads(out.stdout)[0]["size"]), len(layers)
 
 
 def edited_checkout(tmp: Path) -> Path:
@@ -103,22 +104,22 @@ def main() -> int:
             warm, _ = build(ROOT, target, env)
             edit, log = build(copy, target, env)
             cached, ran = steps(log)
+            print(f"{target}: cold {cold:.0f} s, warm {warm:.0f} s, after a training/*.py edit {edit:.0f} s", flush=True)
             total, layers = size(f"localhost/kdt-bench/trainer:{target}", env)
             rows.append((target, cold, warm, edit, total, layers, cached, ran))
-            print(f"{target}: cold {cold:.0f} s, warm {warm:.0f} s, after a training/*.py edit {edit:.0f} s; "
-                  f"{total / 1e9:.2f} GB in {layers} layers", flush=True)
+            print(f"  {total} in {layers} layers", flush=True)
             print(f"  edit: from the cache: {len(cached)} steps ({'; '.join(s[:40] for s in cached)})")
             print(f"  edit: ran again: {len(ran)} steps ({'; '.join(s[:40] for s in ran)})", flush=True)
-            if not any("pip install" in s for s in cached):
+            if not any("from=wheels" in s for s in cached):    # the RUN that installs the lock's wheels
                 print("  edit: THE TORCH LAYER WAS REBUILT", flush=True)
     finally:
         subprocess.run(["buildah", "rm", "--all"], env=env, capture_output=True)
         subprocess.run(["buildah", "rmi", "--all", "--force"], env=env, capture_output=True)
         subprocess.run(["umount", "-R", str(tmp / "graph" / "overlay")], capture_output=True)
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"\n{'variant':<18} {'cold s':>7} {'warm s':>7} {'edit s':>7} {'size GB':>8} {'layers':>6}")
+    print(f"\n{'variant':<18} {'cold s':>7} {'warm s':>7} {'edit s':>7} {'size':>9} {'layers':>6}")
     for target, cold, warm, edit, total, layers, _, _ in rows:
-        print(f"{target:<18} {cold:>7.0f} {warm:>7.0f} {edit:>7.0f} {total / 1e9:>8.2f} {layers:>6}")
+        print(f"{target:<18} {cold:>7.0f} {warm:>7.0f} {edit:>7.0f} {total:>9} {layers:>6}")
     print(f"({os.cpu_count()} cores; buildah {subprocess.run(['buildah', '--version'], capture_output=True, text=True).stdout.split()[2]})")
     return 0
 

@@ -97,6 +97,9 @@ def generate_node(s: R.NodeSet, out: Path) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)
         (t / "go.mod").write_text("\n".join(lines))
+        for main in out.rglob("*.go") if out.is_dir() else []:      # a main of the project's own (CoreDNS)
+            (t / main.relative_to(out)).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(main, t / main.relative_to(out))
         env = build.go_env()
         env["GOFLAGS"] = "-mod=mod"
         args = ["go", "list", "-deps", *(["-tags", s.tags] if s.tags else []), *s.packages]

@@ -235,7 +235,8 @@ def node_set(s: R.NodeSet, stream=sys.stderr) -> dict[str, Path]:
     module = R.node_module(s)
     if not (module / "go.mod").is_file():
         raise UsageError(f"no Go module pins {s.name} {s.version} ({module}); scripts/gen_live_modules.py writes it")
-    h = hashlib.sha256((module / "go.mod").read_bytes() + (module / "go.sum").read_bytes()
+    own = b"".join(p.read_bytes() for p in sorted(module.rglob("*.go")))      # a main of the project's own
+    h = hashlib.sha256((module / "go.mod").read_bytes() + (module / "go.sum").read_bytes() + own
                        + s.tags.encode() + s.ldflags.encode()).hexdigest()[:12]
     folder = cache_root() / "bin" / f"{s.name}-{s.version}-{h}-{go_version()}"
     out = {b: folder / b for b in s.binaries}
