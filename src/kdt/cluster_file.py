@@ -23,6 +23,10 @@
     # The operators the cluster runs (default: all three). Without training-operator, a CRD of the MPI
     # Operator v2 (kubeflow.org MPIJob v2beta1) is no conflict (lint mpijob-crd-conflict).
     operators: [trainer, jobset, training-operator]
+    # The Secrets the administrator creates in the cluster (`name`: in every namespace the jobs use, or
+    # `namespace/name`), by name only: their data never belongs in the repository.
+    secrets:
+      - s3-credentials
 
 Read by `kdt merge-preview`, `lint` and `preview` (the init container every Worker pod of a PyTorchJob
 with a Master gets, which the lint rule pod-security judges; the PodGroup a gang scheduler makes), from
@@ -30,7 +34,8 @@ the repository root unless a command names another template (`--pytorch-init-con
 merge-preview's `--gang-scheduler NAME` likewise). Without the file: the operator's defaults
 (kdt.operators.training_operator_v1.pytorch_init; no gang scheduler). `objects` are rendered the first time a lint rule asks
 (`Cluster.objects`): the rules that join a job to the cluster's objects (kueue-*) read them beside the
-documents of the run, as what the cluster has for certain.
+documents of the run, as what the cluster has for certain; `secrets` likewise, for the rules that check a
+Secret a job names exists (trainjob-initializer-secret).
 """
 from __future__ import annotations
 
@@ -49,7 +54,7 @@ DEFAULT_FILE = ".kdt-cluster.yaml"
 OPERATORS = ("trainer", "jobset", "training-operator")      # kdt.live.releases.Component names
 APPLY_MODES = ("client-side", "server-side")
 DEFAULT_APPLY = "client-side"           # the README's `kubectl apply`
-_TOP = {"trainingOperator", "objects", "featureGates", "apply", "operators"}
+_TOP = {"trainingOperator", "objects", "featureGates", "apply", "operators", "secrets"}
 _KEYS = {"pytorchInitContainerTemplateFile", "pytorchInitContainerImage", "pytorchInitContainerMaxTries",
          "gangSchedulerName"}
 
@@ -63,6 +68,7 @@ class Cluster:
     gates: tuple = ()                       # `featureGates`: ((operator, ((gate, on), ...)), ...)
     apply_mode: str | None = None           # `apply` (None: not declared)
     operators: tuple[str, ...] = OPERATORS  # `operators`
+    secrets: tuple[str, ...] = ()           # `secrets`: `name` or `namespace/name`
 
     @property
     def feature_gates(self) -> dict:
@@ -144,6 +150,9 @@ def load(path: str | None = None, init_template: str | None = None) -> Cluster:
     if not isinstance(data, dict) or set(data) - _TOP:
         raise UsageError(f"{shown}: expected a mapping with {', '.join(f'`{k}`' for k in sorted(_TOP))} only")
     gates, apply_mode, operators = _declared(data, shown)
+    secrets = data.get("secrets") or []
+    if not isinstance(secrets, list) or not all(isinstance(x, str) and x and x.count("/") <= 1 for x in secrets):
+        raise UsageError(f"{shown}: secrets is a list of Secret names (`name` or `namespace/name`)")
     objects = data.get("objects") or []
     if not isinstance(objects, list) or not all(isinstance(o, str) and o for o in objects):
         raise UsageError(f"{shown}: objects is a list of paths (kustomization folders or YAML files)")
@@ -169,7 +178,7 @@ def load(path: str | None = None, init_template: str | None = None) -> Cluster:
     elif to.get("pytorchInitContainerTemplateFile"):
         file = p.parent / str(to["pytorchInitContainerTemplateFile"])
         template = PI.load(file, image, tries, _display(file))
-    return Cluster(shown if data else "", template, gang, paths, gates, apply_mode, operators)
+    return Cluster(shown if data else "", template, gang, paths, gates, apply_mode, operators, tuple(secrets))
 
 
 def _declared(data: dict, shown: str) -> tuple:

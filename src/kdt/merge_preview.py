@@ -44,7 +44,7 @@ def expand_documents(docs: Iterable[Document], trainer_version: str | None = Non
 
     trainer_version: "2.1", "2.3", ... (None: inferred per TrainJob from the fields it uses).
     roundtrip: build objects from ruamel round-trip data, so dumping them keeps the source's comments.
-    options: per-operator settings the kinds read (kdt.kinds.base.ExpandContext.options): `limit` (a Limit:
+    options: per-operator settings the kinds read (kdt.operators.framework.kind.ExpandContext.options): `limit` (a Limit:
     how many pods of a group are built, default Limit(); Limit(None) builds all), `gang_scheduler` (the
     Training Operator's --gang-scheduler-name), `jobset_feature_gates`.
     """
@@ -220,3 +220,34 @@ def workload_line(w: "KueueWorkload") -> str:
     return (f"Kueue Workload {w.as_object()['metadata']['generateName']}<hash> (queue {w.queue}): "
             + "; ".join(parts) + f"; total {total}" + (f"; topology {', '.join(topo)}" if topo else ""))
 
+
+class TargetPreview(tuple):
+    """One target's preview: (name, expanded, held, workloads) (workloads: [(job, the Kueue Workload it becomes)])."""
+    __slots__ = ()
+
+    def __new__(cls, name: str, expanded: list, held: list, workloads: list):
+        return super().__new__(cls, (name, expanded, held, workloads))
+
+    name = property(lambda self: self[0])
+    expanded = property(lambda self: self[1])
+    held = property(lambda self: self[2])
+    workloads = property(lambda self: self[3])
+
+
+def preview_targets(groups, trainer_version: str | None = None, options: dict | None = None,
+                    roundtrip: bool = True) -> tuple[list[TargetPreview], list[Finding]]:
+    """Every target's preview (`groups`: (name, documents, its read or render findings)); a target that did not
+    render or read previews nothing (its error says why), and in a set of files one that cannot be read is its
+    own error while the others' objects are still expanded."""
+    problems: list[Finding] = []
+    out = []
+    loader = Loader(roundtrip=roundtrip)
+    for name, docs, fs in groups:
+        problems.extend(fs)
+        if not docs:
+            continue
+        result = expand_documents(docs, trainer_version=trainer_version, loader=loader, options=options)
+        expanded, efs = result
+        problems.extend(efs)
+        out.append(TargetPreview(name, expanded, result.held, kueue_workloads(docs, expanded, trainer_version, options)))
+    return out, problems

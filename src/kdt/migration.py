@@ -8,7 +8,7 @@ For each target (YAML files, an overlay, a chart values file):
    kustomization that takes the original as its resource, the plans as JSON6902 patches, the generated
    runtimes as resources), a values file of the chart with the new mode;
 3. render what was written and prove it: the merge preview (kdt.merge_preview) before and after, the pods of
-   each job compared pod by pod and its run policy field by field (kdt.migrate.compare; each kind says how it
+   each job compared pod by pod and its run policy field by field (kdt.operators.framework.migrate.compare; each kind says how it
    speaks of its pods: the `migration_side` hook), every difference explained by a row of the table of
    equivalences (kdt.operators.migration) or left unexplained; and the output validated and linted for the
    Trainer release it is written for.
@@ -31,9 +31,9 @@ from .expand.model import Limit, Loader
 from .findings import ERROR, WARNING, Finding
 from .merge_preview import expand_documents
 from .migrate import chart as MC
-from .migrate.compare import Claim, Difference, compare
-from .migrate.patch import PatchError, apply, dump, normalize_comments, patch_text
-from .migrate.plan import Plan
+from .operators.framework.migrate.compare import Claim, Difference, compare
+from .operators.framework.migrate.patch import PatchError, apply, dump, normalize_comments, patch_text
+from .operators.framework.migrate.plan import Plan
 from .operators.trainer_v2 import shapes as SH
 from .paths import display
 from .render import helm_lint, render
@@ -219,8 +219,8 @@ def _prove(plans: list[Plan], bdocs: list[Document], adocs: list[Document], vers
 def _companion_selections(p: Plan, before, after, adocs: list[Document]) -> list[Difference]:
     """The selectors other objects hold on the job's pods select the same pods after (row selectors): those the
     move rewrote, and those left as written that select some of the job's pods before or after."""
-    from .migrate.compare import selected_nodes
-    from .migrate.patch import get
+    from .operators.framework.migrate.compare import selected_nodes
+    from .operators.framework.migrate.patch import get
     out = []
     for c in p.extra:
         adoc = next((d for d in adocs if d.key() == c.after_key), None)

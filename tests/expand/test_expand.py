@@ -279,7 +279,12 @@ def test_shipped_targets_expand_by_the_operators_rules():
             elif d.kind == "TrainJob":
                 seen.add("TrainJob")
                 [e] = of_kind(mine, "JobSet")
-                assert len(of_kind(mine, "Pod")) == d.data["spec"]["trainer"]["numNodes"]
+                pods = of_kind(mine, "Pod")
+                node_pods = [p for p in pods if p.facts["job"] == f"{d.name}-{TV2.NODE}-0"]
+                assert len(node_pods) == d.data["spec"]["trainer"]["numNodes"]
+                # and one pod per initializer the TrainJob gives a source (builder.go Initializer: replicas 1)
+                assert sorted(p.facts["job"] for p in pods if p not in node_pods) == sorted(
+                    f"{d.name}-{f}-initializer-0" for f in (d.data["spec"].get("initializer") or {}))
                 trainer = d.data["spec"]["trainer"]
                 rj, pod, c = node_container(e.obj)
                 assert rj["template"]["spec"]["parallelism"] == trainer["numNodes"]
@@ -560,3 +565,29 @@ def test_preview_shows_each_pods_replica_group_and_the_lighthouse(overlay, pods)
     line = summary_line(overlay, expanded)
     assert "torchft replica groups, one per pod" in line and f"{pods[1]}=1" in line and lh in line
     assert "PET_NNODES" not in line and "master" not in line     # no cross-pod rendezvous to show
+
+
+def test_upstream_initializer_runtime_previews_its_jobs_and_shared_volume(load):
+    """Trainer v2.3.0's torchtune llama3.2-1B runtime (dataset- and model-initializer jobs, the JobSet
+    volumeClaimPolicies template `initializer`): the TrainJob's sources reach the initializers (builder.go
+    Initializer), JobSet v0.12.0 creates the PVC initializer-<jobset> and gives it to every Job that mounts it."""
+    objs, findings = expand_documents(load("upstream-torchtune-initializers-2.3.yaml"), trainer_version="2.3")
+    assert [f for f in findings if f.level == "error"] == []
+    [js] = of_kind(objs, "JobSet")
+    _, _, d = node_container(js.obj, "dataset-initializer")
+    _, _, m = node_container(js.obj, "model-initializer")
+    assert env(d) == [("STORAGE_URI", "hf://tatsu-lab/alpaca")]
+    assert env(m) == [("STORAGE_URI", "hf://meta-llama/Llama-3.2-1B-Instruct"), ("IGNORE_PATTERNS", "*.bin")]
+    assert m["envFrom"] == [{"secretRef": {"name": "hf-token"}}]
+    [pvc] = of_kind(objs, "PersistentVolumeClaim")
+    assert pvc.name == "initializer-tune" and pvc.obj["metadata"]["namespace"] == "ml"
+    assert pvc.obj["metadata"]["labels"] == {"jobset.sigs.k8s.io/jobset-name": "tune"}
+    assert pvc.obj["spec"] == {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "20Gi"}}}
+    assert pvc.obj["metadata"]["ownerReferences"][0]["kind"] == "JobSet"       # whenDeleted Delete by default
+    jobs = {j.name: j.obj for j in of_kind(objs, "Job")}
+    assert sorted(jobs) == ["tune-dataset-initializer-0", "tune-model-initializer-0", "tune-node-0"]
+    for job in jobs.values():
+        assert job["spec"]["template"]["spec"]["volumes"] == [
+            {"name": "initializer", "persistentVolumeClaim": {"claimName": "initializer-tune"}}]
+    lines = "\n".join(line for e in objs for line in explain_lines(e))
+    assert "createPVCsIfNecessary" in lines and "addVolumes" in lines and "dependsOn is reached" in lines

@@ -89,8 +89,8 @@ def test_env_merged_by_a_patch_or_override_is_in_strategic_merge_patch_order():
 
 def test_what_a_dollar_reference_sees_follows_the_merged_order():
     """The kubelet expands $(VAR) in an env value from the entries before it only; a patched B = $(A)-x
-    goes before A (new patch items first), so it stays literal in the pod kdt run starts (kdt.run.pods)."""
-    from kdt.run.pods import Container, LocalPod, container_env
+    goes before A (new patch items first), so it stays literal in the pod kdt run starts (kdt.operators.framework.pods)."""
+    from kdt.operators.framework.pods import Container, LocalPod, container_env
     for version, spec in (("2.3", PATCH_23), ("2.1", OVERRIDE_21)):
         objs, _ = expand_documents(docs(spec.replace("ENV", '[{name: B, value: "$(A)-x"}]')), trainer_version=version)
         pod = next(e for e in objs if e.kind == "Pod")

@@ -129,13 +129,14 @@ def test_every_kind_is_registered_once_and_found_by_its_identity():
 
 
 def test_every_kind_module_is_in_the_registry():
-    """A module under kdt/kinds that declares KINDS is listed in the registry's ALL (else its kinds are
-    invisible to every stage)."""
+    """A module under kdt/kinds, or an operator's `kind.py` (kdt/operators/<operator>/kind.py), declares KINDS,
+    all listed in the registry's ALL (else its kinds are invisible to every stage)."""
     registered = {id(k) for k in K.ALL}
-    for path in (PKG / "kinds").glob("*.py"):
-        if path.name in ("__init__.py", "base.py"):
-            continue
-        mod = __import__(f"kdt.kinds.{path.stem}", fromlist=["KINDS"])
+    paths = [p for p in (PKG / "kinds").glob("*.py") if p.name != "__init__.py"] + \
+        [p for p in sorted(PKG.glob("operators/*/kind.py")) if p.parent.name != "framework"]
+    assert len(paths) >= 6
+    for path in paths:
+        mod = __import__(_module(path), fromlist=["KINDS"])
         assert hasattr(mod, "KINDS"), f"{path.name} declares no KINDS"
         assert all(id(k) in registered for k in mod.KINDS), f"{path.name}: not every kind is in kdt.kinds.ALL"
 
@@ -239,3 +240,112 @@ def test_no_package_binds_a_name_that_a_submodule_of_it_also_has():
                 clashes += [f"{init.relative_to(ROOT)}: {a.asname or a.name}" for a in node.names
                             if (a.asname or a.name) in subs and (a.asname or a.name) != node.module]
     assert not clashes, clashes
+
+
+def test_the_command_layer_parses_and_prints():
+    """Each command's `main` (kdt/cli/*.py) is at most 60 lines: it parses its arguments, calls the stage that does
+    the work (kdt.merge_preview.preview_targets, kdt.validate_run.validate_targets, ...) and prints (#54)."""
+    long = []
+    for path in sorted((PKG / "cli").glob("*.py")):
+        for node in ast.parse(path.read_text()).body:
+            if isinstance(node, ast.FunctionDef) and node.name == "main" and node.end_lineno - node.lineno + 1 > 60:
+                long.append(f"{path.relative_to(ROOT)}: {node.end_lineno - node.lineno + 1} lines")
+    assert not long, long
+
+
+def test_no_table_of_kinds_outside_the_registry_and_the_operators():
+    """A kind's facts (its scope, apply tier, how its job ends, ...) are its Kind's in the registry: no module outside
+    kdt/kinds and kdt/operators keeps a table (a tuple, set, list or dict written at module level) of two or more
+    registered kind names (kdt.live once kept four that disagreed)."""
+    tables = []
+    for mod, path in _modules().items():
+        if mod.startswith(("kdt.kinds", "kdt.operators")):
+            continue
+        for node in ast.parse(path.read_text()).body:
+            value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+            elts = (value.keys if isinstance(value, ast.Dict) else
+                    value.elts if isinstance(value, (ast.Tuple, ast.Set, ast.List)) else [])
+            if sum(1 for e in elts if isinstance(e, ast.Constant) and e.value in _KIND_NAMES) >= 2:
+                tables.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert not tables, "ask the registry (kdt.kinds) for the kind's facts: " + ", ".join(tables)
+
+
+_FAKE_FACTS = '''"""A fake operator's facts (the test of docs/architecture.md "Adding an operator")."""
+GROUP = "fake.example.com"
+KIND = "FakeJob"
+# the status conditions that end a FakeJob (an operator's API types would be cited here: release and file)
+ENDS = ("Done", "Broken")
+'''
+_FAKE_KIND = '''"""The fake operator's kind: identity, role, live facts and the hooks it has."""
+from __future__ import annotations
+
+from ..framework.kind import JOB, Kind, PodTemplate
+from . import facts as F
+
+
+class FakeJob(Kind):
+    group, kind, versions = F.GROUP, F.KIND, ("v1",)
+    role = JOB
+    operator = "Fake Operator"
+    ends = F.ENDS
+
+    def pod_templates(self, doc):
+        tmpl = (doc.data.get("spec") or {}).get("template") or {}
+        yield PodTemplate(doc, ("spec", "template", "spec"), tmpl.get("spec") or {}, "worker", 1,
+                          ("spec", "template", "metadata"))
+
+
+KINDS = (FakeJob(),)
+'''
+_FAKE_CHECK = '''
+from kdt import kinds as K
+from kdt.documents import load_stream
+from kdt.live import admission
+k = K.lookup("fake.example.com", "FakeJob")
+assert k is not None and k in K.ALL and K.by_role(K.JOB)[-1] is not None
+(d,), _ = load_stream("apiVersion: fake.example.com/v1\\nkind: FakeJob\\nmetadata: {name: x}\\n"
+                      "spec: {template: {spec: {containers: [{name: c, image: i}]}}}\\n", "f.yaml")
+assert K.of(d) is k and [c["name"] for _, _, c in K.containers(d)] == ["c"]
+assert admission.tier(d.data, True) == K.JOB_TIER and k.ends == ("Done", "Broken")
+print("registered")
+'''
+
+
+def test_adding_an_operator_touches_its_folder_and_one_registration_line(tmp_path):
+    """docs/architecture.md "Adding an operator", held on a copy of the package: a fake operator's folder
+    (facts.py, kind.py) and one line in the registry are all it takes for every stage (lint's pod templates, the
+    live path's apply tier and end conditions) to know its kind, and the layers still hold."""
+    import difflib
+    import shutil
+    import subprocess
+    import sys
+
+    from test_layers import DOC, problems
+    pkg = tmp_path / "kdt"
+    def ignore(folder, names):      # the live path's Go modules: their go.mod only (kdt.live.releases reads them)
+        go = "/live/go" in folder.replace("\\", "/")
+        return [n for n in names if n == "__pycache__" or (go and n != "go.mod" and not Path(folder, n).is_dir())]
+    shutil.copytree(PKG, pkg, ignore=ignore)
+    op = pkg / "operators" / "fakeop"
+    op.mkdir()
+    (op / "__init__.py").write_text('"""A fake operator."""\n')
+    (op / "facts.py").write_text(_FAKE_FACTS)
+    (op / "kind.py").write_text(_FAKE_KIND)
+    registry = pkg / "kinds" / "__init__.py"
+    text = registry.read_text()
+    anchor = "from ..operators.trainer_v2.kind import KINDS as TRAINER_V2_INTEGRATION\n"
+    assert anchor in text
+    registry.write_text(text.replace(anchor, anchor + "from ..operators.fakeop.kind import KINDS as FAKEOP_INTEGRATION\n"))
+    changed = [str(p.relative_to(tmp_path)) for p in sorted(pkg.rglob("*.py"))
+               if not (PKG / p.relative_to(pkg)).exists() or (PKG / p.relative_to(pkg)).read_text() != p.read_text()]
+    assert changed == ["kdt/kinds/__init__.py", "kdt/operators/fakeop/__init__.py", "kdt/operators/fakeop/facts.py",
+                       "kdt/operators/fakeop/kind.py"]
+    added = [line for line in difflib.ndiff(text.splitlines(), registry.read_text().splitlines())
+             if line.startswith(("+ ", "- "))]
+    assert len(added) == 1
+    found = problems(pkg, DOC.read_text())
+    assert found == {k: [] for k in found}, found
+    env = {k: v for k, v in __import__("os").environ.items() if k != "PYTHONPATH"}
+    got = subprocess.run([sys.executable, "-c", _FAKE_CHECK], cwd=tmp_path, capture_output=True, text=True,
+                         env={**env, "PYTHONPATH": str(tmp_path)}, timeout=120)
+    assert got.returncode == 0 and got.stdout.strip() == "registered", got.stderr[-2000:]

@@ -229,13 +229,13 @@ def test_an_import_up_a_layer_fails(tmp_path):
 
 def test_a_lazy_import_up_a_layer_fails_too(tmp_path):
     """An import inside a function is a dependency as well (run/supervisor.py once asked kdt.kinds)."""
-    pkg = _bad_tree(tmp_path, lambda p: _append(p / "run" / "pods.py",
-                                                "def _late():\n    from .. import kinds\n    return kinds"))
+    pkg = _bad_tree(tmp_path, lambda p: _append(p / "operators" / "framework" / "pods.py",
+                                                "def _late():\n    from ... import kinds\n    return kinds"))
     found = problems(pkg, DOC.read_text())
-    assert len(found["up"]) == 1 and found["up"][0].startswith("kdt.run.pods (machinery) -> kdt.kinds (registry)")
-    assert any("kdt.kinds" in c and "kdt.run" in c for c in found["package cycles"])
-    # a function's import runs later, and is a circle all the same (kdt.kinds.jobset imports kdt.run.pods)
-    assert any("kdt.kinds.jobset" in c and "kdt.run.pods" in c for c in found["module cycles"])
+    assert len(found["up"]) == 1 and found["up"][0].startswith("kdt.operators.framework.pods (operators) -> kdt.kinds (registry)")
+    assert any("kdt.kinds" in c and "kdt.operators" in c for c in found["package cycles"])
+    # a function's import runs later, and is a circle all the same (kdt.operators.jobset.kind imports kdt.operators.framework.pods)
+    assert any("kdt.operators.jobset.kind" in c and "kdt.operators.framework.pods" in c for c in found["module cycles"])
 
 
 def test_a_circle_hidden_in_functions_fails(tmp_path):

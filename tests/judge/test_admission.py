@@ -10,6 +10,7 @@ conflict (a second manager applying a field another set), kubectl's refusal of g
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 from pathlib import Path
@@ -199,7 +200,7 @@ def _rendered(tmp_path: Path, files: dict[str, str], in_folder=True, kind=T.FILE
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text)
         docs, _ = load_stream(text, name)
-        docs = [d.__class__(**{**d.__dict__, "target": name}) for d in docs]
+        docs = [dataclasses.replace(d, target=name) for d in docs]
         out.append(SimpleNamespace(ok=True, target=T.Target(name, kind, p, in_folder=in_folder), documents=docs))
     return out
 

@@ -367,6 +367,40 @@ def test_importing_a_rule_module_first_keeps_the_rules_function():
     assert out.stdout.split() == ["True", "True"], out.stderr
 
 
+def _initializer_job(secret: str, uri: str = "s3://bucket/data") -> str:
+    return ("apiVersion: trainer.kubeflow.org/v1alpha1\nkind: TrainJob\nmetadata: {name: tj}\nspec:\n"
+            "  runtimeRef: {name: rt}\n  initializer:\n    dataset:\n"
+            f"      storageUri: {uri}\n      secretRef: {{name: {secret}}}\n")
+
+
+def test_initializer_secret_named_nowhere_says_what_to_create_and_the_cluster_file_decides(tmp_path):
+    """#55: where no Secret is known the rule warns what to create; where the cluster file lists Secrets, a name
+    among none of them is an error and a listed one passes."""
+    from kdt.cluster_file import Cluster
+    from kdt.documents import load_stream
+    docs, _ = load_stream(_initializer_job("s3-keys"), "t.yaml")
+    (f,) = [f for f in lint_documents(docs, cluster=Cluster()) if f.rule == "trainjob-initializer-secret"]
+    assert f.level == WARNING and f.path == "spec.initializer.dataset.secretRef.name"
+    assert "--from-literal=ACCESS_KEY_ID=... --from-literal=SECRET_ACCESS_KEY=..." in f.message
+    listed = Cluster(secrets=("ml/other", "s3-keys"))
+    assert [f for f in lint_documents(docs, cluster=listed) if f.rule == "trainjob-initializer-secret"] == []
+    (e,) = [f for f in lint_documents(docs, cluster=Cluster(secrets=("other",)))
+            if f.rule == "trainjob-initializer-secret"]
+    assert e.level == ERROR and "CreateContainerConfigError" in e.message
+
+
+@pytest.mark.parametrize("uri,level", [("hf://alpaca", ERROR), ("pvc://data/x", ERROR), ("gs://b/k", ERROR),
+                                       ("cache://schema", ERROR), ("s3:///key", ERROR), ("hf://org/name/extra", WARNING),
+                                       ("hf://org/name", None), ("s3://bucket", None), ("cache://s/t", None)])
+def test_dataset_initializer_uri_shapes(uri, level):
+    """Trainer v2.3.0 pkg/initializers/dataset: hf://org/name (kubeflow/sdk#563: hf:// without a repository
+    path), s3://bucket/prefix, cache://schema/table; any other scheme is refused when the pod runs."""
+    from kdt.documents import load_stream
+    docs, _ = load_stream(_initializer_job("x", uri), "t.yaml")
+    got = [f.level for f in lint_documents(docs) if f.rule == "trainjob-initializer-uri"]
+    assert got == ([level] if level else [])
+
+
 def test_deadline_against_the_first_checkpoint_reads_flags_shell_and_env():
     docs, _ = load_paths([str(FIXTURES / "trainjob-deadline-checkpoint" / "bad.yaml")])
     hits = {f.name: f for f in lint_documents(docs) if f.rule == "trainjob-deadline-checkpoint"}

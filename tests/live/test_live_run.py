@@ -3,7 +3,7 @@
 One control plane for the module (`kdt cluster up`, Trainer 2.3.0 with JobSet v0.12.0, the Training Operator
 v1.9.4), every run attached to it with `--cluster`. Each fault scenario that runs here runs offline too, and
 the two verdicts (success, the operator's reason) and restart counts are held equal: where they differed, the
-offline rules were fixed (kdt.run.controllers: the reasons are the operators' own).
+offline rules were fixed (kdt.operators.framework.controller: the reasons are the operators' own).
 """
 from __future__ import annotations
 

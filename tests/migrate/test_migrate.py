@@ -19,9 +19,9 @@ from kdt import kinds as K
 from kdt import targets as T
 from kdt.documents import load_stream
 from kdt.findings import ERROR
-from kdt.migrate import launcher as L
-from kdt.migrate.compare import Claim, NodePod, Side, compare
-from kdt.migrate.patch import Op, PatchError, apply, dump, normalize_comments, patch_text, reindent_comments, yaml_writer
+from kdt.operators.framework.migrate import launcher as L
+from kdt.operators.framework.migrate.compare import Claim, NodePod, Side, compare
+from kdt.operators.framework.migrate.patch import Op, PatchError, apply, dump, normalize_comments, patch_text, reindent_comments, yaml_writer
 from kdt.migration import migrate_targets
 from kdt.operators import migration as M
 from kdt.report import migrate_formats
@@ -93,7 +93,7 @@ def test_the_table_is_the_doc_and_a_plan_names_only_its_rows():
     for r in M.ROWS:
         assert r.before_source and r.after_source and r.how in (M.SAME, M.MAPPED, M.REPLACED, M.NONE)
         assert f'<a id="{r.id}"></a>' in gen.render()
-    from kdt.migrate.plan import Plan
+    from kdt.operators.framework.migrate.plan import Plan
     doc = load_stream((FIX / "elastic.yaml").read_text(), "x.yaml")[0][0]
     with pytest.raises(KeyError):                     # a plan cannot name a row the table does not have
         Plan(doc, "2.3").note("no-such-row", "x")
@@ -359,7 +359,7 @@ def test_cli_check_fails_on_an_unexplained_difference(capsys, monkeypatch):
     from kdt.cli import main
     assert main.main(["migrate", str(FIX / "ddp.yaml"), "--check"]) == 0
     capsys.readouterr()
-    from kdt.migrate import plan as P
+    from kdt.operators.framework.migrate import plan as P
     monkeypatch.setattr(P.Plan, "claim", lambda self, *a, **k: None)   # the rewrite no longer says what it did
     assert main.main(["migrate", str(FIX / "ddp.yaml")]) == 0
     assert "[unexplained]" in capsys.readouterr().out

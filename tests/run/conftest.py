@@ -40,3 +40,19 @@ def llm_volumes(session_folder) -> list[str]:
     import make_tiny_llm as mk
     root = mk.ensure(session_folder("kdt-run-llm"), shapes=("mixed",), name="base")
     return ["--volume", f"datasets-pvc={root / 'data-mixed'}", "--volume", f"models-pvc={root / 'models'}"]
+
+
+@pytest.fixture(scope="session")
+def initializer_volumes(session_folder) -> list[str]:
+    """``--volume`` for the fine-tune whose dataset and model come through Trainer's initializers
+    (overlays/llm-trainjob-initializers): the initializer volume's folder holds dataset/ and model/ as the
+    initializers would write them, here the tiny Llama and the data of llm_volumes."""
+    sys.path.insert(0, str(ROOT / "training"))
+    import make_tiny_llm as mk
+    root = mk.ensure(session_folder("kdt-run-llm"), shapes=("mixed",), name="base")
+    ws = root / "initializer-volume"
+    ws.mkdir(exist_ok=True)
+    for name, target in (("dataset", root / "data-mixed"), ("model", root / "models" / "base")):
+        if not (ws / name).exists():
+            (ws / name).symlink_to(target)
+    return ["--volume", f"initializer-llm-finetune={ws}"]

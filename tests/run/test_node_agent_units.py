@@ -9,7 +9,7 @@ from kdt.cli import run as R
 from kdt.errors import UsageError
 from kdt.live.liverun import node_capacity
 from kdt.live.node import api_address, logical_name, selected_labels
-from kdt.run.pods import Container, LocalPod
+from kdt.operators.framework.pods import Container, LocalPod
 
 
 def _pod(name: str, labels: dict) -> dict:

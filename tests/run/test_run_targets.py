@@ -50,7 +50,8 @@ SAME_PROCESSES = {"charts/trainer/ci/scale-512-trainjob.yaml": ("overlays/fsdp",
 # nodes: 4, tests/chart/test_parity.py) that runs instead at --set nodes=2: the overlay's processes but for
 # the node count (SAME_PROCESSES, proved below), half as many.
 AT_TWO_NODES = {"overlays/statefulset": "charts/trainer/ci/statefulset.yaml",
-                "overlays/llm-trainjob": "charts/trainer/ci/llm-trainjob.yaml"}
+                "overlays/llm-trainjob": "charts/trainer/ci/llm-trainjob.yaml",
+                "overlays/llm-trainjob-initializers": "charts/trainer/ci/llm-trainjob-initializers.yaml"}
 SAME_PROCESSES.update({chart: (overlay, (NODES,)) for overlay, chart in AT_TWO_NODES.items()})
 # overlays/fsdp-trainer-2.3 is overlays/fsdp for Trainer 2.3 (components/trainer-2.3): the same JobSet, Job, Service
 # and pods, plus the runtime snapshot ConfigMap Trainer 2.3 writes, which no pod mounts
@@ -68,6 +69,9 @@ TARGETS = [AT_TWO_NODES.get(f"overlays/{o}", f"overlays/{o}") for o in OVERLAYS
            if f"overlays/{o}" not in FAULT_RUNS_TO_COMPLETION | set(OVERLAY_TWINS)]
 # The fine-tune (training/llm_finetune.py) reads /data and /models/base: --volume gives them (llm_volumes).
 LLM = set(AT_TWO_NODES.values())
+# The fine-tune whose dataset and model come through Trainer's initializers: nothing downloads here, the
+# initializer volume's folder holds them (initializer_volumes) and the run says so, one line per initializer.
+INITIALIZERS = {"charts/trainer/ci/llm-trainjob-initializers.yaml"}
 # The fine-tune's three epochs end before step 6: the test data packs into 2 rows of --seq-len=2048
 # tokens, one step of every rank's --batch-size=8 rows.
 LLM_STEPS = 3
@@ -194,9 +198,13 @@ def _rendered(target: str) -> str:
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_target_runs_to_completion(target, shared_run, request):
-    volumes = request.getfixturevalue("llm_volumes") if target in LLM else []
+    volumes = (request.getfixturevalue("initializer_volumes") if target in INITIALIZERS
+               else request.getfixturevalue("llm_volumes") if target in LLM else [])
     code, out, err, events, folder = shared_run(target, *_knobs(target), *volumes)
     assert code == 0, out + err
+    if target in INITIALIZERS:
+        notes = [e["text"] for e in of(events, "note") if "not downloaded by a local run" in e["text"]]
+        assert sorted(n.split(":")[0] for n in notes) == ["dataset-initializer", "model-initializer"], notes
     assert out.startswith("Succeeded"), out
     starts = {e["pod"] for e in of(events, "start")}
     assert len(starts) >= 2, starts                  # every target is multi-node

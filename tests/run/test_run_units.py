@@ -9,10 +9,13 @@ import pytest
 
 from kdt.errors import UsageError
 from kdt.operators.jobset import expand as XJ
-from kdt.run import controllers as C
+from kdt.operators.framework import controller as C
+from kdt.operators.jobset.controller import JobSetController
+from kdt.operators.statefulset.controller import StatefulSetController
+from kdt.operators.training_operator_v1.controller import PyTorchJobController
 from kdt.run import faults, netshim
 from kdt.run.image import facts
-from kdt.run.pods import Container, LocalPod, Mounts, container_env, expand_refs
+from kdt.operators.framework.pods import Container, LocalPod, Mounts, container_env, expand_refs
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,7 +51,7 @@ def test_env_downward_api_secrets_and_order():
 
 
 def test_env_missing_secret_is_located():
-    from kdt.run.pods import EnvError
+    from kdt.operators.framework.pods import EnvError
     pod = _pod("p-0")
     spec = {"env": [{"name": "T", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}]}
     with pytest.raises(EnvError) as exc:
@@ -86,7 +89,7 @@ def test_pytorchjob_backoff_limit_counts_restarts():
     data = {"spec": {"runPolicy": {"backoffLimit": 2}, "pytorchReplicaSpecs": {"Master": {"restartPolicy": "OnFailure"},
                                                                                "Worker": {"restartPolicy": "OnFailure"}}}}
     m, w = _pod("j-master-0", "Master", data=data), _pod("j-worker-0", "Worker", data=data)
-    ctl = C.PyTorchJobController([m, w])
+    ctl = PyTorchJobController([m, w])
     for s in ctl.pods.values():
         s.phase = "Running"
     ctl.on_restart("j-worker-0")
@@ -98,14 +101,14 @@ def test_pytorchjob_backoff_limit_counts_restarts():
 def test_pytorchjob_exitcode_and_success_rules():
     data = {"spec": {"pytorchReplicaSpecs": {"Worker": {"restartPolicy": "ExitCode"}}}}
     a, b = _pod("j-worker-0", data=data, policy="Never"), _pod("j-worker-1", data=data, policy="Never")
-    ctl = C.PyTorchJobController([a, b])
+    ctl = PyTorchJobController([a, b])
     assert ctl.on_pod_end("j-worker-0", False, 137) == [(C.RECREATE, "j-worker-0")]
     assert ctl.verdict is None
     ctl.on_pod_end("j-worker-0", True, 0)
     assert ctl.verdict is None                 # without a Master every Worker must succeed
     ctl.on_pod_end("j-worker-1", True, 0)
     assert ctl.verdict.succeeded
-    ctl2 = C.PyTorchJobController([_pod("j-worker-0", data=data, policy="Never")])
+    ctl2 = PyTorchJobController([_pod("j-worker-0", data=data, policy="Never")])
     ctl2.on_pod_end("j-worker-0", False, 1)
     assert not ctl2.verdict.succeeded and "permanent" in ctl2.verdict.message
 
@@ -125,7 +128,7 @@ def _jobset_ctl(js, release="v0.12.0", gates=None):
     from kdt.operators.jobset import facts as JS
     pods = [LocalPod(jp.name, jp.obj, K.JOBSET, "tj", jp.job, jp.completion_index, _Doc({}, "TrainJob", "tj"),
                      job_spec=jp.job_spec) for jp in XJ.pods(js)]
-    return C.JobSetController(pods, js, JS.RELEASES[release], gates)
+    return JobSetController(pods, js, JS.RELEASES[release], gates)
 
 
 def _restart(actions):
@@ -231,12 +234,12 @@ def test_the_failure_actions_table_is_the_enum_of_each_trainer_releases_crds():
 
 def test_statefulset_finishes_and_gives_up_on_crashloop():
     a, b = _pod("s-0", "s", 0, "Always", "StatefulSet"), _pod("s-1", "s", 1, "Always", "StatefulSet")
-    ctl = C.StatefulSetController([a, b], max_restarts=1)
+    ctl = StatefulSetController([a, b], max_restarts=1)
     ctl.on_finished("s-0")
     assert ctl.verdict is None
     ctl.on_finished("s-1")
     assert ctl.verdict.succeeded
-    ctl = C.StatefulSetController([a], max_restarts=1)
+    ctl = StatefulSetController([a], max_restarts=1)
     ctl.on_restart("s-0")
     ctl.on_restart("s-0")
     assert ctl.verdict.reason == "CrashLoopBackOff"

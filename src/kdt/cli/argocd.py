@@ -38,6 +38,47 @@ from ..yamlout import quote_ambiguous
 DEFAULT = "deploy/argocd"
 
 
+def _check_apps(args, apps, docs, cluster, findings: list) -> tuple[list, int]:
+    """Each Application checked against its AppProject, rendered (unless --no-render), validated and linted; the
+    table's rows and the number of documents read. Its findings are added to `findings`."""
+    projects = A.projects(docs)
+    rows = []
+    ndocs = len(docs)
+    managed: dict[tuple, str] = {}     # resource key -> the Application that manages it
+    for app in apps:
+        project = projects.get(str(app.spec.get("project", "")))
+        if project is None and app.spec.get("project") not in (None, "", "default"):
+            findings.append(app.doc.finding(A.RULE, f"Application {app.name}: AppProject {app.spec.get('project')!r} "
+                                                    "is not among the objects checked", app.base + ("project",),
+                                            F.WARNING))
+        if args.no_render:
+            rendered, problems = [], []
+        else:
+            rendered, problems = A.check(app, project)
+            trainer = args.trainer_version or A.trainer_version(app)
+            problems += validate_documents(rendered, trainer_version=trainer)
+            problems += lint_documents(rendered, trainer_version=trainer, cluster=cluster)
+        findings += problems
+        findings += A.shared_resources(app, rendered, managed)
+        ndocs += len(rendered)
+        src = app.spec.get("source") or {}
+        rows.append((app.name, app.generated_from or "Application", str(src.get("path", "")),
+                     len(rendered), sum(1 for f in problems if f.level == F.ERROR)))
+    return rows, ndocs
+
+
+def _write_applications(args, apps) -> None:
+    from ruamel.yaml import YAML
+    y = YAML()
+    y.width = 4096
+    with output(args.output) as out:
+        for i, app in enumerate(apps):
+            if i:
+                out.write("---\n")
+            out.write(f"# from {app.generated_from or app.doc.file}\n")
+            y.dump(quote_ambiguous(app.obj), out)
+
+
 def main(argv=None) -> int:
     p = Parser(prog="argocd.py", description=__doc__)
     p.add_argument("paths", nargs="*", help=f"Argo CD object files or folders (default: {DEFAULT})")
@@ -64,40 +105,10 @@ def main(argv=None) -> int:
         raise UsageError(f"{', '.join(paths)}: no Argo CD Application or ApplicationSet")
     schema = validate_documents(docs)
     findings = supersede(findings, schema) + schema
-    projects = A.projects(docs)
-    rows = []
-    ndocs = len(docs)
-    managed: dict[tuple, str] = {}     # resource key -> the Application that manages it
-    for app in apps:
-        project = projects.get(str(app.spec.get("project", "")))
-        if project is None and app.spec.get("project") not in (None, "", "default"):
-            findings.append(app.doc.finding(A.RULE, f"Application {app.name}: AppProject {app.spec.get('project')!r} "
-                                                    "is not among the objects checked", app.base + ("project",),
-                                            F.WARNING))
-        if args.no_render:
-            rendered, problems = [], []
-        else:
-            rendered, problems = A.check(app, project)
-            trainer = args.trainer_version or A.trainer_version(app)
-            problems += validate_documents(rendered, trainer_version=trainer)
-            problems += lint_documents(rendered, trainer_version=trainer, cluster=cluster)
-        findings += problems
-        findings += A.shared_resources(app, rendered, managed)
-        ndocs += len(rendered)
-        src = app.spec.get("source") or {}
-        rows.append((app.name, app.generated_from or "Application", str(src.get("path", "")),
-                     len(rendered), sum(1 for f in problems if f.level == F.ERROR)))
+    rows, ndocs = _check_apps(args, apps, docs, cluster, findings)
     unique = list(dict.fromkeys(findings))
     if args.applications:
-        from ruamel.yaml import YAML
-        y = YAML()
-        y.width = 4096
-        with output(args.output) as out:
-            for i, app in enumerate(apps):
-                if i:
-                    out.write("---\n")
-                out.write(f"# from {app.generated_from or app.doc.file}\n")
-                y.dump(quote_ambiguous(app.obj), out)
+        _write_applications(args, apps)
         write(unique, "text", "argocd", sys.stderr, documents=ndocs)
         return F.exit_code(unique)
     with output(args.output) as out:

@@ -22,7 +22,6 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 from . import Parser, invoke
 from .. import versions

@@ -40,8 +40,8 @@ from . import Parser, add_cluster_args, add_live_arg, add_trainer_version_arg, c
 from .. import findings as F
 from .. import targets as T
 from ..diff import field_changes
-from ..merge_preview import (Limit, Loader, elided_lines, expand_documents, explain_lines, kueue_workloads, pod_notes,
-                             summary_line, workload_line)
+from ..merge_preview import (Limit, elided_lines, explain_lines, pod_notes, preview_targets, summary_line,
+                             workload_line)
 from ..operators.training_operator_v1 import facts as TO1
 from ..render import render_all
 from ..report import text as text_report
@@ -76,7 +76,7 @@ def _yaml():
     return y
 
 
-def main(argv=None) -> int:
+def _parser() -> Parser:
     p = Parser(prog="merge_preview.py", description=__doc__)
     p.add_argument("paths", nargs="*", help="overlay folders, chart values files or YAML files (default: every target)")
     add_trainer_version_arg(p, "to preview for (2.1: podTemplateOverrides; 2.2+: runtimePatches); default: "
@@ -94,93 +94,93 @@ def main(argv=None) -> int:
     p.add_argument("--output", metavar="FILE", help="write to FILE (whole or not at all) instead of standard output")
     add_cluster_args(p)
     add_live_arg(p)
-    args = p.parse_args(argv)
+    return p
+
+
+def main(argv=None) -> int:
+    args = _parser().parse_args(argv)
     version = args.trainer_version
     cluster = cluster_of(args)
     options = {**cluster.options, **({TO1.GANG_OPTION: args.gang_scheduler} if args.gang_scheduler else {}),
                **({"limit": Limit(None)} if args.all else {})}
     tlist = T.resolve(args.paths)
-    groups = _groups(tlist)
-    live_groups = _live_groups(tlist) if args.live else []
-    problems: list[F.Finding] = []
-    results = []
-    workloads: dict = {}      # target -> [(job, the Kueue Workload it becomes)]
-    loader = Loader(roundtrip=not (args.diff or args.explain or args.summary))
-    for name, docs, fs in groups:
-        problems.extend(fs)
-        if not docs:
-            continue            # a target that did not render or read: its error says why
-        # A file of the set that cannot be read is its own error; the others' objects are still expanded.
-        result = expand_documents(docs, trainer_version=version, loader=loader, options=options)
-        expanded, efs = result
-        problems.extend(efs)
-        results.append((name, expanded, result.held))
-        workloads[name] = kueue_workloads(docs, expanded, version, options)
+    results, problems = preview_targets(_groups(tlist), version, options,
+                                        roundtrip=not (args.diff or args.explain or args.summary))
     if args.live:
         from ..live import check as live_check
-        problems.extend(live_check.findings([(t, docs) for t, docs in live_groups], admission=False,
-                                            trainer_version=version))
+        problems.extend(live_check.findings(_live_groups(tlist), admission=False, trainer_version=version))
     for f in sorted(problems, key=F.sort_key):
         print(text_report.line(f), file=sys.stderr)
     code = F.exit_code(problems)
     if not results and code:
         return code             # nothing read: no output (file) at all
     with output(args.output) as out:
-        if args.summary:
-            for name, expanded, held in results:
-                print(summary_line(name, expanded, held), file=out)
-                for _, w in workloads[name]:
-                    print(f"{name}: {workload_line(w)}", file=out)
-        elif args.explain:
-            for name, expanded, held in results:
-                print(f"# target: {name}", file=out)
-                _held_and_elided(out, name, expanded, held, "")
-                for e in expanded:
-                    print(f"{e.kind}/{e.name} (from {e.source.kind}/{e.source.name}, {e.source.file} doc {e.source.index}):", file=out)
-                    for line in explain_lines(e):
-                        print("  " + line.split(" ", 1)[1], file=out)
-                    for line in pod_notes(e):
-                        print("  " + line, file=out)
-                for job, w in workloads[name]:
-                    print(f"Workload (Kueue, from {job.kind}/{job.name}): {workload_line(w)}", file=out)
-        elif args.diff:
-            for name, expanded, held in results:
-                print(f"# target: {name}", file=out)
-                _held_and_elided(out, name, expanded, held, "")
-                for e in expanded:
-                    base = e.base if isinstance(e.base, dict) else {}
-                    before = {"metadata": base.get("metadata") or {}, "spec": base.get("spec") or {}}
-                    after = {"metadata": e.obj.get("metadata") or {}, "spec": e.obj.get("spec") or {}}
-                    src = f"{e.base_doc.kind}/{e.base_doc.name}" if e.base_doc else "?"
-                    print(f"{e.kind}/{e.name} against {src} {'.'.join(map(str, e.base_path))}:", file=out)
-                    for ch in field_changes(before, after):
-                        sign = {"added": "+", "removed": "-", "changed": "~"}[ch.op]
-                        old = "" if ch.op == "added" else f"{_short(ch.old)} -> "
-                        new = "(removed)" if ch.op == "removed" else _short(ch.new)
-                        print(f"  {sign} {ch.path}: {old}{new}", file=out)
-        else:
-            y = _yaml()
-            first = True
-            for name, expanded, held in results:
-                _held_and_elided(out, name, expanded, held, "# ")
-                for e in expanded:
-                    if not first:
-                        out.write("---\n")
-                    first = False
-                    out.write(f"# target: {name}; {e.kind}/{e.name} from {e.source.kind}/{e.source.name} "
-                              f"({e.source.file}, doc {e.source.index})\n")
-                    for line in pod_notes(e):
-                        out.write(f"# {line}\n")
-                    y.dump(quote_ambiguous(e.obj), out)
-                for job, w in workloads[name]:
-                    if not first:
-                        out.write("---\n")
-                    first = False
-                    out.write(f"# target: {name}; the Kueue Workload {job.kind}/{job.name} becomes (its name ends in a hash "
-                              f"of the job's UID; each pod set's template cut to what admission reads; "
-                              f"status.resourceRequests: the pod set's total)\n")
-                    y.dump(w.as_object(), out)
+        write = _write_summary if args.summary else _write_explain if args.explain else \
+            _write_diff if args.diff else _write_yaml
+        write(out, results)
     return code
+
+
+def _write_summary(out, results) -> None:
+    for name, expanded, held, workloads in results:
+        print(summary_line(name, expanded, held), file=out)
+        for _, w in workloads:
+            print(f"{name}: {workload_line(w)}", file=out)
+
+
+def _write_explain(out, results) -> None:
+    for name, expanded, held, workloads in results:
+        print(f"# target: {name}", file=out)
+        _held_and_elided(out, name, expanded, held, "")
+        for e in expanded:
+            print(f"{e.kind}/{e.name} (from {e.source.kind}/{e.source.name}, {e.source.file} doc {e.source.index}):", file=out)
+            for line in explain_lines(e):
+                print("  " + line.split(" ", 1)[1], file=out)
+            for line in pod_notes(e):
+                print("  " + line, file=out)
+        for job, w in workloads:
+            print(f"Workload (Kueue, from {job.kind}/{job.name}): {workload_line(w)}", file=out)
+
+
+def _write_diff(out, results) -> None:
+    for name, expanded, held, _ in results:
+        print(f"# target: {name}", file=out)
+        _held_and_elided(out, name, expanded, held, "")
+        for e in expanded:
+            base = e.base if isinstance(e.base, dict) else {}
+            before = {"metadata": base.get("metadata") or {}, "spec": base.get("spec") or {}}
+            after = {"metadata": e.obj.get("metadata") or {}, "spec": e.obj.get("spec") or {}}
+            src = f"{e.base_doc.kind}/{e.base_doc.name}" if e.base_doc else "?"
+            print(f"{e.kind}/{e.name} against {src} {'.'.join(map(str, e.base_path))}:", file=out)
+            for ch in field_changes(before, after):
+                sign = {"added": "+", "removed": "-", "changed": "~"}[ch.op]
+                old = "" if ch.op == "added" else f"{_short(ch.old)} -> "
+                new = "(removed)" if ch.op == "removed" else _short(ch.new)
+                print(f"  {sign} {ch.path}: {old}{new}", file=out)
+
+
+def _write_yaml(out, results) -> None:
+    y = _yaml()
+    first = True
+    for name, expanded, held, workloads in results:
+        _held_and_elided(out, name, expanded, held, "# ")
+        for e in expanded:
+            if not first:
+                out.write("---\n")
+            first = False
+            out.write(f"# target: {name}; {e.kind}/{e.name} from {e.source.kind}/{e.source.name} "
+                      f"({e.source.file}, doc {e.source.index})\n")
+            for line in pod_notes(e):
+                out.write(f"# {line}\n")
+            y.dump(quote_ambiguous(e.obj), out)
+        for job, w in workloads:
+            if not first:
+                out.write("---\n")
+            first = False
+            out.write(f"# target: {name}; the Kueue Workload {job.kind}/{job.name} becomes (its name ends in a hash "
+                      f"of the job's UID; each pod set's template cut to what admission reads; "
+                      f"status.resourceRequests: the pod set's total)\n")
+            y.dump(w.as_object(), out)
 
 
 def _held_and_elided(out, name: str, expanded, held, prefix: str) -> None:

@@ -230,7 +230,7 @@ def _supervisor(pods: list, ctls: list, docs: list, opts, tl):
     for another); the problems of its preparation are _Stop."""
     import random
     from ..run import netshim
-    from ..run.pods import service_names
+    from ..operators.framework.pods import service_names
     from ..run.supervisor import Supervisor
     objects = {(d.kind, d.name): d.data for d in docs
                if (K.SECRET.matches(d) or K.CONFIGMAP.matches(d)) and isinstance(d.data, dict)}
@@ -261,13 +261,9 @@ def main(argv=None) -> int:
     from ..run.supervisor import Options
     from ..run.timeline import Timeline
     faults = [FAULTS.parse(s, "kill") for s in args.kill] + [FAULTS.parse(s, "lose") for s in args.lose]
-    extra_env = dict(_env_pair(e) for e in args.env)
+    extra_env = _extra_env(args)
     claims = dict(_volume_pair(v) for v in args.volume)
     git_repos = dict(_git_repo_pair(v) for v in args.git_repo)
-    if args.max_steps is not None:
-        extra_env["TRAINKIT_MAX_STEPS"] = str(args.max_steps)
-    if args.step_sleep is not None:
-        extra_env["TRAINKIT_STEP_SLEEP"] = str(args.step_sleep)
     for path in (args.timeline, args.events):
         if path and not Path(path).resolve().parent.is_dir():
             raise UsageError(f"{path}: folder {Path(path).parent} does not exist")
@@ -312,6 +308,16 @@ def main(argv=None) -> int:
             endpoint.stop()
 
 
+def _extra_env(args) -> dict:
+    """--env, and the run's knobs the training loop reads (trainkit: TRAINKIT_MAX_STEPS, TRAINKIT_STEP_SLEEP)."""
+    env = dict(_env_pair(e) for e in args.env)
+    if args.max_steps is not None:
+        env["TRAINKIT_MAX_STEPS"] = str(args.max_steps)
+    if args.step_sleep is not None:
+        env["TRAINKIT_STEP_SLEEP"] = str(args.step_sleep)
+    return env
+
+
 def _trainer_status(pods: list, run_dir: Path, tl, opts):
     """Trainer 2.2+'s status endpoint for the run's TrainJobs (kdt.run.trainer_status): served here, its URL, CA and
     token files given to the trainer's containers as Trainer's TrainJobStatus plugin gives them, each report shown
@@ -344,7 +350,7 @@ def _trainer_status(pods: list, run_dir: Path, tl, opts):
 
 def _plan(sup, pods: list, name: str) -> int:
     """--dry-run: what would start, where; nothing is started."""
-    from ..run.pods import describe_argv
+    from ..operators.framework.pods import describe_argv
     print(f"# kdt run {name} --dry-run: {len(pods)} pod(s); nothing started")
     for pod in pods:
         for c in [*pod.init_containers, *pod.containers]:

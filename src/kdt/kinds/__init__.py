@@ -2,7 +2,7 @@
 
 In the spirit of Trainer's plugin registry (pkg/runtime/framework/plugins/registry.go) and Kueue's
 per-framework integrations (pkg/controller/jobframework): each module declares its kinds' identity,
-schema source and releases, and the hooks the stages call (`kdt.kinds.base.Kind`: pod templates for
+schema source and releases, and the hooks the stages call (`kdt.operators.framework.kind.Kind`: pod templates for
 lint and validation, expansion for the merge preview, rows for the summary, pods and controllers for
 `kdt run`). The stages ask this module; none of them names a kind.
 
@@ -21,16 +21,25 @@ from ..operators.jobset import facts as JS
 from ..operators import scheduling as S
 from ..operators.trainer_v2 import facts as TV2
 from ..operators.training_operator_v1 import facts as TO1
-from . import argocd, core, jobset, scheduling, statefulset, trainer_v2, training_operator_v1
-from .base import ANY, DATA, JOB, PODS, RUNTIME, ExpandContext, Kind, MigrateContext, PodTemplate, Workload
+from . import argocd, core, scheduling
+from ..operators.framework.kind import (ANY, DATA, JOB, JOB_TIER, PODS, RUNTIME, ExpandContext, Kind, MigrateContext,
+                                       PodTemplate, Workload)
 
-__all__ = ["ANY", "DATA", "JOB", "PODS", "RUNTIME", "ExpandContext", "Kind", "MigrateContext", "PodTemplate", "Workload",
+# The operators' integrations, one line each (docs/architecture.md, "Adding an operator"): the kinds of
+# kdt/operators/<operator>/kind.py, registered in this order after the built-in kinds.
+from ..operators.statefulset.kind import KINDS as STATEFULSET_INTEGRATION
+from ..operators.jobset.kind import KINDS as JOBSET_INTEGRATION
+from ..operators.training_operator_v1.kind import KINDS as TRAINING_OPERATOR_V1_INTEGRATION
+from ..operators.trainer_v2.kind import KINDS as TRAINER_V2_INTEGRATION
+
+__all__ = ["ANY", "DATA", "JOB", "JOB_TIER", "PODS", "RUNTIME", "ExpandContext", "Kind", "MigrateContext", "PodTemplate", "Workload",
            "ALL", "of", "lookup", "of_object", "by_role", "pod_templates", "containers", "local_pods", "runtimes",
            "kueue_workload"]
 
-# Every kind, in the order its module is listed: each module's KINDS.
-ALL: tuple[Kind, ...] = (*core.KINDS, *statefulset.KINDS, *jobset.KINDS, *training_operator_v1.KINDS,
-                         *trainer_v2.KINDS, *argocd.KINDS, *scheduling.KINDS)
+# Every kind: the built-in ones, each integration's (in the order of the lines above), Argo CD's and the schedulers'.
+ALL: tuple[Kind, ...] = (*core.KINDS,
+                         *(k for name, kinds in list(globals().items()) if name.endswith("_INTEGRATION") for k in kinds),
+                         *argocd.KINDS, *scheduling.KINDS)
 _BY_ID: dict[tuple[str, str], Kind] = {}
 for _k in ALL:
     if (_k.group, _k.kind) in _BY_ID:

@@ -5,7 +5,7 @@ against its AppProject); schemas from the Argo CD CRDs (kdt/schemas/argocd.json,
 """
 from __future__ import annotations
 
-from .base import DATA, Kind
+from ..operators.framework.kind import DATA, Kind
 
 
 class _ArgoCD(Kind):

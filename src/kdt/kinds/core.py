@@ -2,7 +2,7 @@
 
 Pod template paths are the API's own (k8s.io/api: apps/v1 DeploymentSpec, ReplicaSetSpec,
 DaemonSetSpec; batch/v1 JobSpec, CronJobSpec.jobTemplate; core/v1 ReplicationControllerSpec,
-Pod.spec). The StatefulSet, a training path of its own, is `kdt.kinds.statefulset`.
+Pod.spec). The StatefulSet, a training path of its own, is `kdt.operators.statefulset.kind`.
 """
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Iterator
 
 from ..operators.kueue import expand as XK
 from ..fields import as_dict, as_int
-from .base import PODS, Kind, PodTemplate
+from ..operators.framework.kind import PODS, Kind, PodTemplate
 
 
 class _Templated(Kind):
@@ -37,7 +37,7 @@ class Deployment(_Templated):
     def run_pods(self, doc) -> list:
         """`replicas` pods named `<deployment>-<k>` (a cluster adds a ReplicaSet hash and a random suffix),
         labelled as the template says."""
-        from ..run.pods import LocalPod, pod_containers
+        from ..operators.framework.pods import LocalPod, pod_containers
         spec = as_dict(doc.data.get("spec")) if isinstance(doc.data, dict) else {}
         tmpl = as_dict(spec.get("template"))
         meta = as_dict(tmpl.get("metadata"))
@@ -53,7 +53,7 @@ class Deployment(_Templated):
         return out
 
     def controller(self, pods, ctx):
-        from ..run import controllers as C
+        from ..operators.framework import controller as C
         return C.DeploymentController(pods)
 
 
@@ -68,6 +68,7 @@ class DaemonSet(_Templated):
 
 class Job(_Templated):
     group, kind, versions = "batch", "Job", ("v1",)
+    rest = True
     ends = ("Complete", "Failed")      # k8s.io/api v0.36.3 batch/v1 types.go JobComplete, JobFailed
 
     def kueue_workload(self, doc, ctx, expanded=None):
@@ -91,6 +92,7 @@ class CronJob(_Templated):
 
 class Pod(Kind):
     group, kind, versions = "", "Pod", ("v1",)
+    rest = True
     role = PODS
 
     def pod_templates(self, doc) -> Iterator[PodTemplate]:
@@ -100,6 +102,7 @@ class Pod(Kind):
 
 class Service(Kind):
     group, kind, versions = "", "Service", ("v1",)
+    rest = True
     tier = 2
 
 
@@ -110,6 +113,7 @@ class Secret(Kind):
 
 class ConfigMap(Kind):
     group, kind, versions = "", "ConfigMap", ("v1",)
+    rest = True
     tier = 1
 
 
@@ -127,7 +131,7 @@ class PersistentVolumeClaim(Kind):
 
 class _Namespaced(Kind):
     """A built-in kind with nothing to do but be known (the API server may validate it beyond its schema,
-    kdt.apivalidation); `attrs`: what the live path reads of it (kdt.kinds.base.Kind)."""
+    kdt.apivalidation); `attrs`: what the live path reads of it (kdt.operators.framework.kind.Kind)."""
 
     def __init__(self, group: str, kind: str, version: str = "v1", **attrs):
         self.group, self.kind, self.versions = group, kind, (version,)

@@ -13,7 +13,7 @@ from typing import Iterator
 from .. import versions as V
 from ..fields import as_dict, as_int, as_list
 from ..operators import scheduling as S
-from .base import DATA, JOB, Kind, PodTemplate
+from ..operators.framework.kind import DATA, JOB, Kind, PodTemplate
 
 _CRDS = "the official CRDs ({}), committed by kdt.schemas.crd_sets"
 
@@ -25,7 +25,7 @@ class _SchedulerKind(Kind):
                  release: str):
         self.group, self.kind, self.versions, self.namespaced = group, kind, versions, namespaced
         if group == S.KUEUE_GROUP and kind == "LocalQueue":
-            self.tier = 2          # a job's queue, applied before the jobs (kdt.kinds.base.JOB_TIER)
+            self.tier = 2          # a job's queue, applied before the jobs (kdt.operators.framework.kind.JOB_TIER)
         self.operator, self.releases = operator, (release,)
         self.schema_source = _CRDS.format(f"{operator} {release}")
 

@@ -194,7 +194,7 @@ def _group_kind(data: dict) -> tuple:
 
 
 def tier(data: dict, namespaced: bool) -> int:
-    """The order a cluster needs the object in: its kind's (kdt.kinds.base.Kind.apply_tier); a kind the registry
+    """The order a cluster needs the object in: its kind's (kdt.operators.framework.kind.Kind.apply_tier); a kind the registry
     does not know goes with the cluster-scoped objects (tier 1) or the rest (3)."""
     k = K.of_object(data)
     if k is not None:

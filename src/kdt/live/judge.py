@@ -34,17 +34,10 @@ from ..errors import UsageError
 from . import admission as A
 from .admission import Admission, Unit, cleanup  # noqa: F401  (the judge's interface)
 
-#: differences with a known cause: (kind or "*", JSON path regex, cause, only where the preview has no value).
+#: differences with a known cause: (kind or "*", JSON path regex, cause, only where the preview has no value), each
+#: row the registered kind's whose operator it concerns (`Kind.explained`, kdt/operators/<operator>/kind.py).
 #: Each row says why the preview and the cluster may differ there and still both be right.
-EXPLAINED: list[tuple[str, str, str, bool]] = [
-    ("Pod", r"^metadata\.labels\.controller-revision-hash$",
-     "the StatefulSet's current ControllerRevision (<set>-<hash of its template>, kubernetes "
-     "pkg/controller/statefulset/stateful_set_utils.go setPodRevision): a name the cluster assigns", True),
-    ("ConfigMap", r"^data\.runtime\.",
-     "Trainer 2.3's runtime snapshot (pkg/runtime/core/snapshot.go) is the runtime as the API server stored it, "
-     "its CRD's defaults applied (replicatedJobs[].replicas 1, groupName default) and marshalled from Go's "
-     "types (empty structs as {}); the preview writes the runtime as rendered", True),
-]
+EXPLAINED: list[tuple[str, str, str, bool]] = [row for k in K.ALL for row in k.explained]
 
 # what a cluster assigns: never compared
 _ASSIGNED_META = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields", "selfLink",
@@ -213,18 +206,18 @@ def judge(cluster, target: str, docs: list[Document], release: str, ours: dict |
     return res
 
 
-#: the kinds the judge reads and creates by the API server's REST interface (kdt.live.api: one kept-alive
-#: connection, no kubectl process per poll or per dry run): kind -> (apiVersion, resource)
-_REST = {"Pod": ("v1", "pods"), "Service": ("v1", "services"), "ConfigMap": ("v1", "configmaps"),
-         "Job": ("batch/v1", "jobs"), "JobSet": ("jobset.x-k8s.io/v1alpha2", "jobsets")}
+def _rest_kind(kind: str, api_version: str | None = None):
+    """The registered kind the judge reads and creates by the API server's REST interface (kdt.live.api: one
+    kept-alive connection, no kubectl process per poll or per dry run): its `Kind.rest`; None for any other."""
+    return next((k for k in K.ALL if k.rest and k.kind == kind and api_version in (None, k.api_version)), None)
 
 
 def _rest_path(kind: str, namespace: str, api_version: str | None = None) -> str | None:
-    got = _REST.get(kind)
-    if got is None or (api_version is not None and api_version != got[0]):
+    k = _rest_kind(kind, api_version)
+    if k is None:
         return None
-    base = "/api/v1" if got[0] == "v1" else f"/apis/{got[0]}"
-    return f"{base}/namespaces/{namespace}/{got[1]}"
+    base = f"/apis/{k.api_version}" if k.group else f"/api/{k.api_version}"
+    return f"{base}/namespaces/{namespace}/{k.kind.lower()}s"
 
 
 def _api(cluster):
@@ -238,18 +231,18 @@ def _api(cluster):
 
 def _live_objects(cluster, kinds: set[str], namespaces: set[str]) -> list[dict]:
     """What the cluster holds of `kinds` in `namespaces` (it is polled while the controllers work): the kinds of
-    `_REST` by the REST interface (each item given its kind and apiVersion, as kubectl gives them), any other in
+    `Kind.rest` by the REST interface (each item given its kind and apiVersion, as kubectl gives them), any other in
     one kubectl call per namespace, each resource alone only when the joint call fails (a kind not served)."""
     from .api import ApiError
     out: list[dict] = []
-    rest = sorted(k for k in kinds if k in _REST)
+    rest = sorted(k for k in kinds if _rest_kind(k) is not None)
     for ns in sorted(namespaces):
         for k in rest:
             try:
                 got = _api(cluster).items(_rest_path(k, ns))
             except ApiError:
                 continue        # not served here
-            out.extend({"apiVersion": _REST[k][0], "kind": k, **i} for i in got)
+            out.extend({"apiVersion": _rest_kind(k).api_version, "kind": k, **i} for i in got)
     resources = {"PodGroup": "podgroups"}
     wanted = sorted(resources[k] for k in kinds if k in resources)
     if not wanted:

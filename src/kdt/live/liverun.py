@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from .. import findings as F
 from .. import kinds as K
 from ..quantity import parse_quantity
-from ..run.controllers import Verdict
+from ..operators.framework.controller import Verdict
 from . import admission as A
 from .api import Api, ApiError
 from .node import NodeAgent, selected_labels
@@ -42,7 +42,7 @@ RESOURCES = ("cpu", "memory", "nvidia.com/gpu", "ephemeral-storage")
 
 
 def _ends(d) -> tuple[str, str] | None:
-    """The status conditions that end a job of the document's kind (kdt.kinds.base.Kind.ends)."""
+    """The status conditions that end a job of the document's kind (kdt.operators.framework.kind.Kind.ends)."""
     k = K.of(d)
     return k.ends if k is not None else None
 

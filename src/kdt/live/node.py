@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..run import controllers as C
+from ..operators.framework import controller as C
 from ..run import netshim
-from ..run.pods import CLUSTER_DOMAIN, Container, EnvError, LocalPod, pod_containers
+from ..operators.framework.pods import CLUSTER_DOMAIN, Container, EnvError, LocalPod, pod_containers
 from ..run.supervisor import PodRun, Proc, Supervisor
 from .api import Api, ApiError, pod_path
 from .kept import alive
@@ -161,7 +161,7 @@ def sweep_orphans(api: Api) -> list[str]:
 class NodeAgent:
     """Runs the pods bound to its nodes. `sync()` once per tick; `kdt.live.liverun` drives it. The processes are
     the offline run's (kdt.run.supervisor.Supervisor's public process API, composed: the agent says what an exit
-    means, as the kubelet does; the restart rule is kdt.run.controllers.restarts_in_place)."""
+    means, as the kubelet does; the restart rule is kdt.operators.framework.controller.restarts_in_place)."""
 
     def __init__(self, api: Api, run_id: str, nodes: int, capacity: dict, opts, timeline, twins: dict | None = None,
                  fallback_doc=None, labels: list[dict] | None = None):
@@ -267,7 +267,7 @@ class NodeAgent:
 
     # ------------------------------------------------------------- pods
     def _objects(self, ns: str) -> dict:
-        """The namespace's ConfigMaps and Secrets as kdt.run.pods reads them ((kind, name) -> object)."""
+        """The namespace's ConfigMaps and Secrets as kdt.operators.framework.pods reads them ((kind, name) -> object)."""
         out = {}
         for kind, path in (("ConfigMap", "configmaps"), ("Secret", "secrets")):
             for o in self.api.items(f"/api/v1/namespaces/{ns}/{path}"):
@@ -479,7 +479,7 @@ class NodeAgent:
     def _provision(self) -> None:
         """A PersistentVolume for every claim left Pending (no provisioner here), bound to it ahead (claimRef),
         so the PV controller binds them and the scheduler's VolumeBinding admits the pod. The data lives where
-        kdt.run.pods.volume_folders puts the claim's folder; the PV's hostPath names it."""
+        kdt.operators.framework.pods.volume_folders puts the claim's folder; the PV's hostPath names it."""
         now = time.monotonic()
         if now - getattr(self, "_provisioned_at", 0.0) < 0.5:
             return

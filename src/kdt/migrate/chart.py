@@ -6,7 +6,7 @@ as the created runtime's `trainJob.runtime.maxRestarts` (row group-restarts), `r
 as `trainJob.activeDeadlineSeconds` (row active-deadline), PYTHONUNBUFFERED in `env` (row
 python-unbuffered). A torchft job (`faultTolerance.enabled`) keeps its values: trainjob mode reads them too
 (the groups' ids from the completion index, row pod-index; each pod restarting alone in the runtime the chart
-creates, so `trainJob.runtime.create` true and `trainJob.runtime.maxRestarts` 0: row replica-group-restarts). What the PyTorchJob's migration reports about the job (kdt.migrate.pytorchjob) holds for
+creates, so `trainJob.runtime.create` true and `trainJob.runtime.maxRestarts` 0: row replica-group-restarts). What the PyTorchJob's migration reports about the job (kdt.operators.training_operator_v1.migrate) holds for
 the chart's TrainJob too; the values trainjob mode does not read are findings located in the values file.
 """
 from __future__ import annotations
@@ -22,8 +22,8 @@ from ..fields import as_dict, as_list
 from ..findings import WARNING, Finding
 from ..operators import injection as INJ
 from ..operators.training_operator_v1 import facts as TO1
-from .compare import Claim
-from .patch import Op, apply
+from ..operators.framework.migrate.compare import Claim
+from ..operators.framework.migrate.patch import Op, apply
 from ..operators.trainer_v2 import shapes as SH
 
 MODES = ("pytorchjob", "elastic")
@@ -156,7 +156,7 @@ def plan(values_file: Path, chart: Path, version: str, job_plans: list, doc_for_
 
 def values_text(values_file: Path, ops: list[Op], version: str) -> str:
     """The migrated values file: the original's comments and key order, the patch applied, the marker first."""
-    from .patch import dump, normalize_comments, yaml_writer
+    from ..operators.framework.migrate.patch import dump, normalize_comments, yaml_writer
     text = values_file.read_text()
     data = normalize_comments(yaml_writer().load(text))
     apply(ops, data)

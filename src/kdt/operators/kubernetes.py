@@ -10,3 +10,7 @@ from __future__ import annotations
 SECRET, CONFIGMAP = "Secret", "ConfigMap"
 ENV_FROM = ((CONFIGMAP, "configMapRef"), (SECRET, "secretRef"))
 VALUE_FROM = ((SECRET, "secretKeyRef"), (CONFIGMAP, "configMapKeyRef"))
+
+# kubernetes v1.36.3 pkg/controller/job/indexed_job_utils.go addCompletionIndexEnvVariable: the env an Indexed Job's
+# pods carry their completion index in
+ENV_COMPLETION_INDEX = "JOB_COMPLETION_INDEX"

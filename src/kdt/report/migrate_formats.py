@@ -10,7 +10,7 @@ import json
 from typing import IO
 
 from ..findings import ERROR, format_path
-from ..migrate.compare import summarize
+from ..operators.framework.migrate.compare import summarize
 from . import text as text_report
 
 FORMATS = ("text", "json", "markdown")

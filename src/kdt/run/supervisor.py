@@ -8,6 +8,7 @@ sessions of their own, and nothing outlives the run.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import functools
 import os
 import re
@@ -23,15 +24,15 @@ from pathlib import Path
 from typing import Callable
 
 from ..findings import Finding
-from . import controllers as C
+from ..operators.framework import controller as C
 from ..operators import gitsync
-from . import gitsync_local, netshim
+from ..operators.trainer_v2 import initializers as INIT
+from . import gitsync_local, initializer_local, netshim
 from .faults import Fault
 from .image import APP_TRAINING, FILLERS, facts
 
 image_facts = functools.lru_cache(maxsize=None)(facts)   # a Dockerfile is read once per run, not per container start
-from .pods import (Container, EnvError, LocalPod, claim_inputs, container_env, describe_argv, expand_refs,
-                   volume_folders)
+from ..operators.framework.pods import Container, EnvError, LocalPod, claim_inputs, container_env, describe_argv, expand_refs, volume_folders
 from .timeline import Timeline, read_tagged
 
 PASS_ENV = ("PATH", "LANG", "LC_ALL", "TZ", "TMPDIR", "LD_LIBRARY_PATH")
@@ -195,6 +196,7 @@ class Supervisor:
         self.objects = objects
         self.opts = opts
         self.tl = timeline
+        self.local_notes: list[str] = []      # what a local run does instead of a pod's image (initializers)
         self.run_id = uuid.uuid4().hex[:12]
         self.runs = {p.name: PodRun(p) for p in pods}
         self.mains: dict[int, tuple[PodRun, Proc]] = {}
@@ -329,7 +331,9 @@ class Supervisor:
         # each process starts a thread per core and they all contend (the manifest's own value wins).
         env["OMP_NUM_THREADS"] = str(max(1, (os.cpu_count() or 1) // max(1, len(self.pods))))
         env.update(img.env)
-        env.update(container_env(p, c, self.objects))
+        stand_in = not c.spec.get("command") and c.name in INIT.OUTPUT     # a Trainer initializer: _initializer
+        env.update(container_env(p, dataclasses.replace(c, spec={k: v for k, v in c.spec.items() if k != "envFrom"})
+                                 if stand_in else c, self.objects))
         env.update(LOCAL_ENV)
         if o.pod_env is not None:
             env.update(o.pod_env(p, c))
@@ -344,8 +348,26 @@ class Supervisor:
         argv = [mounts.rewrite(expand_refs(a, env)) for a in argv]
         if gitsync.is_git_sync(c.spec.get("image")):
             argv = self._git_sync(p, c, argv, env, mounts)
+        elif stand_in and INIT.STORAGE_URI_ENV in env:
+            argv = self._initializer(p, c, env, mounts)
         cwd = c.spec.get("workingDir") or img.workdir
         return argv, env, (mounts, mounts.rewrite(cwd) if cwd else str(pod_dir / "workdir"))
+
+    def _initializer(self, p: LocalPod, c: Container, env: dict, mounts) -> list[str]:
+        """A Trainer initializer (its image's entrypoint, STORAGE_URI set) runs as kdt/run/initializer_local.py:
+        nothing downloads here, the folder of its claim is the source, said in one line (its Secret, the
+        credentials of a download, is not read)."""
+        out = INIT.OUTPUT[c.name]
+        mount = next((m for m in c.spec.get("volumeMounts") or [] if isinstance(m, dict)
+                      and INIT.written_to(c.name, [m])), {})
+        vol = next((v for v in p.spec.get("volumes") or [] if isinstance(v, dict) and v.get("name") == mount.get("name")), {})
+        claim = str((vol.get("persistentVolumeClaim") or {}).get("claimName") or "")
+        line = (f"{c.name}: {env[INIT.STORAGE_URI_ENV]} is not downloaded by a local run: the trainer reads "
+                f"{mounts.rewrite(out)}" + (f" (claim {claim}, --volume {claim}=DIR)" if claim else ""))
+        if line not in self.local_notes:
+            self.local_notes.append(line)
+        return [sys.executable, initializer_local.__file__, "--job", c.name, "--uri", env[INIT.STORAGE_URI_ENV],
+                "--output", mounts.rewrite(out), "--claim", claim]
 
     def _git_sync(self, p: LocalPod, c: Container, argv: list[str], env: dict, mounts) -> list[str]:
         """A git-sync container runs as kdt/run/gitsync_local.py: its repository is the local clone or bundle
@@ -506,8 +528,7 @@ class Supervisor:
             return
         if code == 0 and ctl.keep_running_after_zero_exit(r.pod.name):
             r.exited[c.name] = code
-            if isinstance(ctl, C.StatefulSetController):
-                ctl.on_finished(r.pod.name)
+            ctl.on_finished(r.pod.name)
             return
         if C.restarts_in_place(policy, code):
             self.tl.add("restart", r.pod.shown, f"container {c.name} restarts in place (restartPolicy {policy})")
@@ -656,6 +677,8 @@ class Supervisor:
         for c in self.controllers:
             for n in c.notes:
                 self.tl.add("note", "", n)
+        for n in self.local_notes:
+            self.tl.add("note", "", n)
         for r in self.runs.values():
             self.start_pod(r)
         deadline = time.time() + self.opts.timeout

@@ -254,7 +254,7 @@ class KindSchema:
     def quantities_as_text(self, data: Any) -> Any:
         """A copy of `data` whose numbers where the schema has a Quantity are their text: the object as an
         operator's mutating webhook gives it back when it patches the whole object it decoded and re-encoded
-        (a Quantity marshals as a string; kdt.kinds.base.Kind.reencodes). `data` itself when none is there."""
+        (a Quantity marshals as a string; kdt.operators.framework.kind.Kind.reencodes). `data` itself when none is there."""
         found = [False]
         out = _numbers_as_text(data, self.schema, self.schema["$defs"], found)
         return out if found[0] else data

@@ -29,6 +29,7 @@ from ...expand.model import Expanded, Held, Limit, LoadFn
 
 JOB_CONTROLLER = "Job controller (kubernetes pkg/controller/job, indexed_job_utils.go)"
 JOBSET_CONTROLLER = "JobSet controller (jobset_controller.go constructJob, labelAndAnnotateObject)"
+VOLUME_CLAIMS = "JobSet controller v0.12.0 (volume_claim_policy.go createPVCsIfNecessary)"
 
 
 @dataclass
@@ -58,6 +59,8 @@ class Built:
     elided: list = field(default_factory=list)        # (what, first hidden, last hidden, count) per gap
     defaults: list = field(default_factory=list)      # (path in spec, value) the webhook wrote
     why_none: str = ""                                 # why nothing is created (managedBy)
+    pvcs: list = field(default_factory=list)          # the PVCs of spec.volumeClaimPolicies
+    depends: dict = field(default_factory=dict)       # replicated job index -> its dependsOn
 
 
 def managed_elsewhere(spec: dict) -> str | None:
@@ -87,6 +90,7 @@ def _job(name: str, namespace: str, spec: dict, annotations: dict, k: int, ji: i
         pspec.setdefault("tolerations", []).append({"key": JS.NO_SCHEDULE_TAINT_KEY, "operator": "Exists",
                                                     "effect": "NoSchedule"})
     jspec["suspend"] = bool(spec.get("suspend"))
+    JS.add_claim_volumes(pspec, name, spec)
     meta = {"name": jname}
     if namespace:
         meta["namespace"] = namespace
@@ -143,7 +147,10 @@ def build(jobset: dict, gates: frozenset = frozenset(), limit: Limit | None = No
                         "(managedByExternalController) and creates nothing")
         return out
     out.service = JS.headless_service(name, ns, spec)
+    out.pvcs = JS.claim_pvcs(name, ns, spec)
     for k, rj in enumerate(spec["replicatedJobs"]):
+        if rj.get("dependsOn"):
+            out.depends[k] = rj["dependsOn"]
         replicas = JS.replicas_of(rj)
         out.jobs_total += replicas
         for ji in limit.indices(replicas, out.elided, f"Jobs of {rj.get('name')}"):
@@ -169,12 +176,30 @@ def expanded(built: Built, source: Document, base_doc: Document | None, base: tu
         t = Trace()
         t.note(("spec",), "JobSet controller (jobset_controller.go createHeadlessSvcIfNecessary)")
         out.append(Expanded(obj=built.service, source=source, base=None, base_doc=base_doc, base_path=base, trace=t))
+    for path, pvc in built.pvcs:
+        t = Trace()
+        t.note(("metadata", "name"), f"{VOLUME_CLAIMS}: <template name>-<jobset name> (GeneratePVCName)")
+        t.note(("metadata", "labels", JS.LABEL_JOBSET_NAME), VOLUME_CLAIMS)
+        if "ownerReferences" in pvc["metadata"]:
+            t.note(("metadata", "ownerReferences"), f"{VOLUME_CLAIMS}: retentionPolicy.whenDeleted Delete (the "
+                                                    "webhook's default) makes the JobSet its owner")
+        out.append(Expanded(obj=pvc, source=source, base=None, base_doc=base_doc, base_path=base + ("spec", *path),
+                            trace=t))
+    claims = {p["metadata"]["name"] for _, p in built.pvcs}
     for k, ji, job in built.jobs:
         t = Trace()
+        for i, v in enumerate(((job["spec"].get("template") or {}).get("spec") or {}).get("volumes") or []):
+            if isinstance(v, dict) and (v.get("persistentVolumeClaim") or {}).get("claimName") in claims:
+                t.note(("spec", "template", "spec", "volumes", i), f"{VOLUME_CLAIMS}: addVolumes (a container "
+                                                                   "mounts the template's name)")
         for section in ("labels", "annotations"):
             t.note(("metadata", section), JOBSET_CONTROLLER)
             t.note(("spec", "template", "metadata", section), JOBSET_CONTROLLER)
         t.note(("spec", "suspend"), f"{JOBSET_CONTROLLER}: the JobSet's suspend")
+        if k in built.depends:
+            after = ", ".join(f"{d.get('name')} {d.get('status')}" for d in built.depends[k] if isinstance(d, dict))
+            t.note(("metadata", "name"), f"JobSet controller (depends_on.go dependencyReachedStatus): created only "
+                                         f"once its dependsOn is reached ({after}), after the Jobs above")
         out.append(Expanded(obj=job, source=source, base=None, base_doc=base_doc,
                             base_path=base + ("spec", "replicatedJobs", k, "template"), trace=t,
                             facts={"elided": built.elided}))

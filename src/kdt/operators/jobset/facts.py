@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ... import versions
 from ...fields import as_int
+from .. import kubernetes as K8S
 
 GROUP = "jobset.x-k8s.io"
 KIND = "JobSet"
@@ -243,7 +244,7 @@ LABEL_JOB_RESTART_ATTEMPT = "jobset.sigs.k8s.io/job-restart-attempt"
 # JOB_COMPLETION_INDEX; the label `batch.kubernetes.io/job-name` names its Job.
 COMPLETION_INDEX_KEY = "batch.kubernetes.io/job-completion-index"
 LABEL_JOB_NAME = "batch.kubernetes.io/job-name"
-ENV_COMPLETION_INDEX = "JOB_COMPLETION_INDEX"
+ENV_COMPLETION_INDEX = K8S.ENV_COMPLETION_INDEX
 # kubernetes v1.36.3 pkg/controller/job/indexed_job_utils.go addCompletionIndexEnvVariable: the env reads the
 # pod's label (the annotation before the pod-index label went GA).
 ENV_COMPLETION_INDEX_FIELD = f"metadata.labels['{COMPLETION_INDEX_KEY}']"
@@ -378,6 +379,9 @@ def defaulted_spec(spec: dict) -> list[tuple[tuple, object]]:
             pod["restartPolicy"] = DEFAULT_POD_RESTART_POLICY
             out.append((("replicatedJobs", k, "template", "spec", "template", "spec", "restartPolicy"),
                         DEFAULT_POD_RESTART_POLICY))
+    for i, policy in enumerate(spec.get("volumeClaimPolicies") or []):
+        if isinstance(policy, dict):      # v0.12.0 Default: "Apply the default retention policy"
+            put(policy, "retentionPolicy", {"whenDeleted": RETENTION_DELETE}, ("volumeClaimPolicies", i))
     net = spec.get("network") if isinstance(spec.get("network"), dict) else None
     if net is None:
         net = spec["network"] = {}
@@ -385,6 +389,60 @@ def defaulted_spec(spec: dict) -> list[tuple[tuple, object]]:
     put(net, "publishNotReadyAddresses", True, ("network",))
     out += _name_rules(spec)
     return out
+
+
+# v0.12.0 spec.volumeClaimPolicies (pkg/controllers/volume_claim_policy.go): one PVC per template, named
+# GeneratePVCName `<template name>-<jobset name>`, labelled with the JobSet's name, owned by the JobSet when its
+# retention policy is Delete (the webhook's default); addVolumes gives each Job whose containers or init
+# containers mount the template's name a volume of that claim.
+RETENTION_DELETE = "Delete"
+
+
+def pvc_name(jobset: str, template: str) -> str:
+    return f"{template}-{jobset}"
+
+
+def claim_templates(spec: dict) -> list[tuple[tuple, dict, dict]]:
+    """(path in the spec, policy, template) of every volumeClaimPolicies template with a name."""
+    out = []
+    for pi, policy in enumerate(spec.get("volumeClaimPolicies") or []):
+        for ti, t in enumerate((policy.get("templates") or []) if isinstance(policy, dict) else []):
+            if isinstance(t, dict) and isinstance(t.get("metadata"), dict) and t["metadata"].get("name"):
+                out.append((("volumeClaimPolicies", pi, "templates", ti), policy, t))
+    return out
+
+
+def claim_pvcs(jobset: str, namespace: str, spec: dict) -> list[tuple[tuple, dict]]:
+    """createPVCsIfNecessary: (template's path in the spec, PVC) for the JobSet's volumeClaimPolicies."""
+    out = []
+    for path, policy, t in claim_templates(spec):
+        tmeta = t["metadata"]
+        meta = {"name": pvc_name(jobset, str(tmeta["name"]))}
+        if namespace:
+            meta["namespace"] = namespace
+        meta["labels"] = {**(tmeta.get("labels") or {}), LABEL_JOBSET_NAME: jobset}
+        if tmeta.get("annotations"):
+            meta["annotations"] = dict(tmeta["annotations"])
+        if ((policy.get("retentionPolicy") or {}).get("whenDeleted") or RETENTION_DELETE) == RETENTION_DELETE:
+            meta["ownerReferences"] = [{"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "name": jobset,
+                                        "controller": True, "blockOwnerDeletion": True}]      # uid: the server's
+        out.append((path, {"apiVersion": "v1", "kind": "PersistentVolumeClaim", "metadata": meta,
+                           "spec": copy.deepcopy(t.get("spec") or {})}))
+    return out
+
+
+def add_claim_volumes(pod_spec: dict, jobset: str, spec: dict) -> list[int]:
+    """addVolumes on one Job's pod spec: the indexes of the volumes added."""
+    mounted = {m.get("name") for c in [*(pod_spec.get("containers") or []), *(pod_spec.get("initContainers") or [])]
+               if isinstance(c, dict) for m in (c.get("volumeMounts") or []) if isinstance(m, dict)}
+    added = []
+    for _, _, t in claim_templates(spec):
+        name = str(t["metadata"]["name"])
+        if name in mounted:
+            vols = pod_spec.setdefault("volumes", [])
+            vols.append({"name": name, "persistentVolumeClaim": {"claimName": pvc_name(jobset, name)}})
+            added.append(len(vols) - 1)
+    return added
 
 
 def headless_service(jobset: str, namespace: str, spec: dict) -> dict | None:

@@ -29,7 +29,7 @@ FLAG_MODE = "--fault-tolerance"
 
 def runs_group(c: dict) -> bool:
     """Whether container `c` runs a replica group by its env (TRAINKIT_FAULT_TOLERANCE=torchft, literal): what
-    the merge preview (kdt.operators.torchft.groups) and the migration (kdt.migrate.pytorchjob) read; the lint rules
+    the merge preview (kdt.operators.torchft.groups) and the migration (kdt.operators.training_operator_v1.migrate) read; the lint rules
     also read the flag (kdt.lint.rules._torchft.is_replica_group)."""
     env = c.get("env")
     return isinstance(env, list) and any(isinstance(e, dict) and e.get("name") == ENV_MODE

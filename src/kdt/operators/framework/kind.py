@@ -36,13 +36,20 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
 if TYPE_CHECKING:   # annotations only: no stage is imported by a kind
-    from ..documents import Document
-    from ..operators.kueue.expand import Workload as KueueWorkload
-    from ..expand.model import Expanded
-    from ..findings import Finding
-    from ..migrate.compare import Side
-    from ..migrate.plan import Plan
-    from ..operators.injection import PodAdditions
+    from ...documents import Document
+    from ...expand.model import Expanded
+    from ...findings import Finding
+    from .migrate.compare import Side
+    from .migrate.plan import Plan
+    from ..injection import PodAdditions
+    # KueueWorkload: kdt.operators.kueue.expand.Workload (named, not imported: the framework imports no operator)
+
+
+def is_pod(obj: dict) -> bool:
+    """Whether an object mapping (an expanded object) is a core/v1 Pod (kdt.kinds.POD, for the operator folders
+    below the registry)."""
+    return "/" not in str(obj.get("apiVersion") or "") and obj.get("kind") == "Pod"
+
 
 ANY = object()   # a label value the manifest cannot know (the TrainJob's name, in a runtime): matches any selector value
 
@@ -123,6 +130,13 @@ class Kind:
     # the status conditions (type, status True) that end a job of this kind: (succeeded, failed); None: not a job
     # whose end a run waits for
     ends: tuple[str, str] | None = None
+    # the live judge's rows (kdt.live.judge.EXPLAINED) that explain a difference between the merge preview and what
+    # the operator creates from a job of this kind: (object kind or "*", JSON path regex, cause, only where the
+    # preview has no value)
+    explained: tuple = ()
+    # the live judge reads and creates its objects by the API server's REST interface (kdt.live.judge; its resource:
+    # the kind in lower case, plural with an s), not by kubectl
+    rest: bool = False
 
     @property
     def apply_tier(self) -> int:
@@ -244,5 +258,5 @@ class Kind:
 
     def migration_side(self, doc: "Document", items: "list[Expanded]", docs: list) -> "Side | None":
         """The pods the operator creates from `doc` (its merge preview `items`) and its run policy, in the words
-        of the migration's proof (kdt.migrate.compare); None when this kind has none."""
+        of the migration's proof (kdt.operators.framework.migrate.compare); None when this kind has none."""
         return None

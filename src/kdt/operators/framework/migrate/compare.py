@@ -20,19 +20,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..fields import as_dict, as_int, as_list
-from ..operators.jobset import facts as JS
-from ..operators import migration as M
-from ..operators import scheduling as SCHED
-from ..operators import torchrun as TR
-from ..resources import container_gpus
+from ....fields import as_dict, as_int, as_list
+from ... import kubernetes as K8S
+from ... import migration as M
+from ... import scheduling as SCHED
+from ... import torchrun as TR
+from ....resources import container_gpus
 from . import launcher as L
 from .patch import plain
 
 MAIN = "<training container>"
 # Env compared as torchrun's facts instead of by value: what torchrun reads (PET_*), the process-group env the
 # Training Operator sets (MASTER_ADDR, ...), and the Job controller's completion index.
-FACT_ENV = frozenset({v for _, v, _ in TR.VALUE_FLAGS.values() if v} | set(M.PROCESS_ENV) | {JS.ENV_COMPLETION_INDEX})
+FACT_ENV = frozenset({v for _, v, _ in TR.VALUE_FLAGS.values() if v} | set(M.PROCESS_ENV) | {K8S.ENV_COMPLETION_INDEX})
 NAMED_LISTS = {"containers": "name", "initContainers": "name", "ephemeralContainers": "name", "volumes": "name",
                "imagePullSecrets": "name", "schedulingGates": "name", "resourceClaims": "name"}
 

@@ -1,20 +1,20 @@
 """JobSet (`jobset.x-k8s.io/v1alpha2`): replicated jobs of Indexed Jobs; what Trainer v2 renders a runtime into.
 
 Its pods carry the JobSet's labels (jobset-name, replicatedjob-name, ...; kdt.operators.jobset.facts); the Job
-and JobSet controllers' rules for a local run are kdt.run.controllers.JobSetController, the pods of a
+and JobSet controllers' rules for a local run are kdt.operators.jobset.controller.JobSetController, the pods of a
 JobSet object kdt.operators.jobset.expand.pods.
 """
 from __future__ import annotations
 
 from typing import Iterator
 
-from ..operators.jobset import expand as XJ
-from ..operators.kueue import expand as XK
-from ..fields import as_dict, as_int, as_list
-from ..operators.jobset import facts as JS
-from ..run import controllers as C
-from ..run.pods import LocalPod, pod_containers
-from .base import JOB, Kind, PodTemplate
+from . import expand as XJ
+from ..kueue import expand as XK
+from ...fields import as_dict, as_int, as_list
+from . import facts as JS
+from .controller import JobSetController
+from ..framework.pods import LocalPod, pod_containers
+from ..framework.kind import JOB, Kind, PodTemplate
 
 
 def replicated_job_templates(doc, js_spec: dict, base: tuple) -> Iterator[PodTemplate]:
@@ -32,6 +32,7 @@ class JobSet(Kind):
     group, kind, versions = JS.GROUP, JS.KIND, ("v1alpha2",)
     role = JOB
     ends = JS.JOBSET_ENDS
+    rest = True
     operator = "JobSet"
     schema_source = ("generated from kubeflow-trainer-api's models (kdt.schemas.generate) + the CRD's enums and "
                      "CEL rules, after the JobSet webhook's defaults (kdt.operators.jobset.facts)")
@@ -79,7 +80,7 @@ class JobSet(Kind):
         newest release modelled); feature gates as the JobSet controller was started with."""
         version = pods[0].facts.get("version") if pods else None
         release = JS.release_for_trainer(version) if version else JS.RELEASES[max(JS.RELEASES, key=_release_key)]
-        return C.JobSetController(pods, pods[0].owner_obj if pods else {}, release, ctx.get("jobset_feature_gates"))
+        return JobSetController(pods, pods[0].owner_obj if pods else {}, release, ctx.get("jobset_feature_gates"))
 
 
 def _release_key(name: str) -> tuple:

@@ -1,6 +1,6 @@
 """A PyTorchJob (Training Operator v1) becomes a TrainJob (Trainer v2) on the runtime it needs.
 
-One JSON patch of the rendered PyTorchJob (kdt.migrate.patch) does it, each step a row of the table of
+One JSON patch of the rendered PyTorchJob (kdt.operators.framework.migrate.patch) does it, each step a row of the table of
 equivalences (kdt.operators.migration, docs/migration.md):
 1. the Master's pod template (node 0; the Worker's where there is no Master) is the one template; a field
    the Worker template sets otherwise is a finding (row replica-templates);
@@ -15,7 +15,7 @@ equivalences (kdt.operators.migration, docs/migration.md):
    generated for the job, unless a runtime given to the migration holds exactly that (row pod-runtime); a
    torchft job's restarts stay scoped to the pod (row replica-group-restarts).
 What has no equivalent is a located finding, and every difference the plan makes on purpose is a claim the
-proof (kdt.migrate.compare) matches.
+proof (kdt.operators.framework.migrate.compare) matches.
 """
 from __future__ import annotations
 
@@ -23,19 +23,21 @@ import copy
 from dataclasses import dataclass
 from typing import Any
 
-from ..fields import as_dict, as_int, as_list
-from ..operators import injection as INJ
-from ..operators import migration as M
-from ..operators import scheduling as S
-from ..operators.torchft import facts as TFT
-from ..operators import torchrun as TR
-from ..operators.trainer_v2 import facts as TV2
-from ..operators.trainer_v2 import shapes as SH
-from ..operators.training_operator_v1 import facts as TO1
-from . import launcher as L
-from .compare import MAIN, NodePod, pod_view
-from .patch import Op, cmap as _cm, plain
-from .plan import Plan
+from ...fields import as_dict, as_int, as_list
+from .. import injection as INJ
+from .. import migration as M
+from .. import scheduling as S
+from ..torchft import facts as TFT
+from .. import torchrun as TR
+from ..trainer_v2 import facts as TV2
+from ..trainer_v2 import shapes as SH
+from . import facts as TO1
+from . import expand as XTO
+from ..framework.migrate import launcher as L
+from ..framework.migrate import sides as SIDES
+from ..framework.migrate.compare import MAIN, NodePod, Side, pod_view
+from ..framework.migrate.patch import Op, cmap as _cm, plain
+from ..framework.migrate.plan import Plan
 
 NOTE_HEADER = "kdt migrate"
 
@@ -616,7 +618,7 @@ def _nproc(p: Plan, spec: dict, elastic, c: dict, version: str):
 
 
 def _gpus(c: dict) -> int:
-    from ..resources import container_gpus
+    from ...resources import container_gpus
     return container_gpus(c)
 
 
@@ -825,3 +827,47 @@ def _normal(spec: Any) -> Any:
             if isinstance(cont, dict) and cont.get("name") == TV2.NODE:
                 cont.pop("image", None)
     return s
+
+
+# -- the proof's side (kdt.operators.framework.migrate.compare) ------------------------------------------
+def side(doc, items: list, gang: str | None = None) -> Side:
+    """The PyTorchJob's pods (`items`: the merge preview's Pod objects of `doc`) and its run policy; `gang`: the
+    operator's --gang-scheduler-name when the preview ran with one (no PodGroup without it)."""
+    pods = []
+    for e in items:
+        if "rank" not in e.facts:
+            continue
+        base_inits = {c.get("name") for c in as_list(as_dict(as_dict(e.base).get("spec")).get("initContainers"))
+                      if isinstance(c, dict)}
+        injected = frozenset(c.get("name") for c in as_list(as_dict(e.obj.get("spec")).get("initContainers"))
+                             if isinstance(c, dict) and c.get("name") not in base_inits)
+        rank = int(e.facts["rank"])
+        # what the gang scheduler's decoration wrote (control/podgroup_control.go DecoratePodTemplateSpec)
+        gang_paths = frozenset(p for p, origin in e.trace.entries if origin.startswith(XTO.GANG))
+        pods.append(NodePod(f"node {rank}", e.obj, TO1.CONTAINER_NAME, SIDES.names(e.name, None, doc.namespace), rank,
+                            injected, gang_paths))
+    spec = as_dict(doc.data.get("spec"))
+    rp = as_dict(spec.get("runPolicy"))
+    nodes = len(pods)
+    job = {"backoff limit": rp.get("backoffLimit") if rp.get("backoffLimit") is not None else SIDES.UNLIMITED,
+           "active deadline": rp.get("activeDeadlineSeconds"),
+           "ttl after finished": rp.get("ttlSecondsAfterFinished"),
+           "suspend": bool(rp.get("suspend")),
+           "pods deleted at the end": rp.get("cleanPodPolicy") or TO1.DEFAULT_CLEAN_POD_POLICY,
+           "group restarts": 0,
+           "managed by": rp.get("managedBy") if rp.get("managedBy") not in (None, TO1.MANAGED_BY_OPERATOR) else None}
+    sp = rp.get("schedulingPolicy")
+    if isinstance(sp, dict) and gang:      # the operator makes a PodGroup only with --gang-scheduler-name
+        ma = as_int(sp.get("minAvailable"))
+        job["gang"] = {"timeout": sp.get("scheduleTimeoutSeconds"),
+                       "needs": "every pod" if ma is None or ma >= nodes else f"{ma} pods"}
+    else:
+        job["gang"] = None
+    job["queue"] = as_dict(as_dict(doc.data.get("metadata")).get("labels")).get(S.QUEUE_LABEL)
+    job.update(SIDES.meta(doc.data))
+    # The `pytorchjob-port` port of the `pytorch` container is the operator's MASTER_PORT (envvar.go
+    # getPortFromPyTorchJob).
+    ports = frozenset(as_int(pt.get("containerPort")) for np in pods for c in as_list(as_dict(np.obj.get("spec")).get("containers"))
+                      if isinstance(c, dict) and c.get("name") == TO1.CONTAINER_NAME
+                      for pt in as_list(c.get("ports")) if isinstance(pt, dict) and pt.get("name") == TO1.PORT_NAME)
+    return Side(pods, job, ports)

@@ -2,7 +2,7 @@
 
 A TrainJob has no pod template of its own: the controller builds a JobSet from its runtime's template
 with the TrainJob's overrides (2.1) or patches (2.2+) and `spec.trainer` (kdt.operators.trainer_v2.expand); the
-JobSet's kind (kdt.kinds.jobset) then makes and runs the pods. Lint reads `spec.trainer` as a
+JobSet's kind (kdt.operators.jobset.kind) then makes and runs the pods. Lint reads `spec.trainer` as a
 container-like mapping, and a runtime's replicated jobs as pod templates whose JobSet name is the name of
 a TrainJob the runtime cannot know. Facts: kdt.operators.trainer_v2.facts, kdt.operators.injection.
 """
@@ -11,17 +11,16 @@ from __future__ import annotations
 import json
 from typing import Iterator
 
-from .. import versions as V
-from ..operators.kueue import expand as XK
-from ..operators.trainer_v2 import expand as expand_tv2
-from ..fields import as_dict, as_int, quantity
-from ..migrate import sides as migration_sides
-from ..migrate import trainjob as migrate_tv2
-from ..operators.jobset import facts as JS
-from ..operators.trainer_v2 import facts as TV2
-from ..resources import container_gpus, procs_per_node
-from .base import ANY, JOB, RUNTIME, Kind, PodTemplate, Workload
-from .jobset import replicated_job_templates
+from ... import versions as V
+from ..kueue import expand as XK
+from . import expand as expand_tv2
+from ...fields import as_dict, as_int, quantity
+from . import migrate as migrate_tv2
+from ..jobset import facts as JS
+from . import facts as TV2
+from ...resources import container_gpus, procs_per_node
+from ..framework.kind import ANY, JOB, RUNTIME, Kind, PodTemplate, Workload
+from ..jobset.kind import replicated_job_templates
 
 
 class _Trainer(Kind):
@@ -36,6 +35,10 @@ class TrainJob(_Trainer):
     kind = TV2.TRAINJOB
     role = JOB
     ends = TV2.TRAINJOB_ENDS
+    explained = (("ConfigMap", r"^data\.runtime\.",
+                  "Trainer 2.3's runtime snapshot (pkg/runtime/core/snapshot.go) is the runtime as the API server stored "
+                  "it, its CRD's defaults applied (replicatedJobs[].replicas 1, groupName default) and marshalled from "
+                  "Go's types (empty structs as {}); the preview writes the runtime as rendered", True),)
 
     def reencodes(self, data: dict) -> bool:
         return TV2.webhook_reencodes(data)
@@ -146,13 +149,13 @@ class TrainJob(_Trainer):
         return True
 
     def migrate(self, doc, ctx):
-        """Between Trainer 2.1's shape and 2.2+'s (kdt.migrate.trainjob)."""
+        """Between Trainer 2.1's shape and 2.2+'s (kdt.operators.trainer_v2.migrate)."""
         return migrate_tv2.plan(doc, ctx)
 
     def migration_side(self, doc, items, docs):
         js = next((e for e in items if e.kind == JS.KIND), None)
         pods = [e for e in items if e.kind == "Pod"]
-        return migration_sides.trainjob(doc, js, pods, TV2.find_runtime(doc, list(docs))) if js is not None else None
+        return migrate_tv2.side(doc, js, pods, TV2.find_runtime(doc, list(docs))) if js is not None else None
 
     def field_origin(self, pod, container, key: str) -> tuple:
         """The `node` container's command and args come from spec.trainer when it sets them (builder.go Trainer)."""
@@ -184,7 +187,7 @@ class _Runtime(_Trainer):
         return {JS.LABEL_JOBSET_NAME: ANY, JS.LABEL_REPLICATED_JOB: tmpl.role}
 
     def migrate(self, doc, ctx):
-        """Its fields that changed between Trainer 2.1 and 2.2 (kdt.migrate.trainjob)."""
+        """Its fields that changed between Trainer 2.1 and 2.2 (kdt.operators.trainer_v2.migrate)."""
         return migrate_tv2.plan_runtime(doc, ctx)
 
 

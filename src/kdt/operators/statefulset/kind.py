@@ -2,24 +2,27 @@
 
 Expansion: kdt.operators.statefulset.expand (the StatefulSet controller, stateful_set_utils.go). Local run: the
 kubelet's restartPolicy Always and the controller recreating a lost pod under the same name
-(kdt.run.controllers.StatefulSetController).
+(kdt.operators.statefulset.controller.StatefulSetController).
 """
 from __future__ import annotations
 
 from typing import Iterator
 
-from ..operators.kueue import expand as XK
-from ..operators.statefulset import expand as expand_sts
-from ..fields import as_dict, as_int, as_list
-from ..run import controllers as C
-from ..run.pods import LocalPod, pod_containers
-from .base import JOB, Kind, PodTemplate, Workload
-from ..resources import pod_gpus, pod_requests, procs_per_node
+from ..kueue import expand as XK
+from . import expand as expand_sts
+from ...fields import as_dict, as_int, as_list
+from .controller import StatefulSetController
+from ..framework.pods import LocalPod, pod_containers
+from ..framework.kind import JOB, Kind, PodTemplate, Workload
+from ...resources import pod_gpus, pod_requests, procs_per_node
 
 
 class StatefulSet(Kind):
     group, kind, versions = "apps", "StatefulSet", ("v1",)
     role = JOB
+    explained = (("Pod", r"^metadata\.labels\.controller-revision-hash$",
+                  "the StatefulSet's current ControllerRevision (<set>-<hash of its template>, kubernetes "
+                  "pkg/controller/statefulset/stateful_set_utils.go setPodRevision): a name the cluster assigns", True),)
     releases = ("1.28+",)      # the apps.kubernetes.io/pod-index label (Kubernetes 1.28)
 
     def pod_templates(self, doc) -> Iterator[PodTemplate]:
@@ -61,7 +64,7 @@ class StatefulSet(Kind):
         return [pod]
 
     def controller(self, pods, ctx):
-        return C.StatefulSetController(pods, ctx.get("max_pod_restarts", 10))
+        return StatefulSetController(pods, ctx.get("max_pod_restarts", 10))
 
 
 KINDS = (StatefulSet(),)

@@ -4,9 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..documents import Document
-from ..findings import WARNING, Finding
-from ..operators import migration as M
+from ....documents import Document
+from ....findings import WARNING, Finding
+from ... import migration as M
 from .compare import Claim
 from .patch import Op
 

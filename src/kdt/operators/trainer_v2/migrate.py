@@ -13,12 +13,16 @@ from __future__ import annotations
 import copy
 import math
 
-from ..fields import as_dict, as_int, as_list, quantity
-from ..operators.trainer_v2 import facts as TV2
-from ..operators.trainer_v2 import shapes as SH
-from ..resources import container_gpus
-from .patch import Op, cmap as _cm, plain
-from .plan import Plan
+from ...fields import as_dict, as_int, as_list, quantity
+from . import facts as TV2
+from . import shapes as SH
+from ...resources import container_gpus
+from ..framework.migrate import sides as SIDES
+from ..framework.migrate.compare import NodePod, Side
+from ..framework.migrate.patch import Op, cmap as _cm, plain
+from ..jobset import facts as JS
+from .. import scheduling as S
+from ..framework.migrate.plan import Plan
 
 NOTE = "kdt migrate"
 
@@ -121,7 +125,7 @@ def _to_patches(p: Plan, ctx, spec: dict) -> None:
                 if part in ovs[i]:
                     p.ops.append(Op("move", dest + (part,), src=("spec", "podTemplateOverrides", i, part)))
         else:
-            from ..expand.merge import Trace, strategic_merge
+            from ...expand.merge import Trace, strategic_merge
             merged: dict = {}
             for i, _, _ in sources:
                 one = {part: copy.deepcopy(plain(ovs[i][part])) for part in ("metadata", "spec") if part in ovs[i]}
@@ -237,3 +241,48 @@ def plan_runtime(doc, ctx) -> Plan | None:
                       "the node container only: left out", base + ("envInjection",), claims=[("spec", "containers")])
             p.ops.append(Op("remove", base + ("envInjection",)))
     return p if p.ops else None
+
+
+# -- the proof's side (kdt.operators.framework.migrate.compare) ------------------------------------------
+def side(doc, js, pod_items: list, runtime) -> Side:
+    """The pods of the JobSet a TrainJob becomes (`js`: its merge preview object; `pod_items`: the preview's Pod
+    objects of its Jobs) and its run policy; `runtime` is its runtime document (None when not among the inputs)."""
+    pods: list[NodePod] = []
+    job: dict = {}
+    trainer_job = js.facts.get("trainer_job", TV2.NODE)
+    spec = as_dict(js.obj.get("spec"))
+    trainer = JS.job_name(js.name, trainer_job, 0)
+    for e in pod_items:
+        pspec = as_dict(e.obj.get("spec"))
+        host = str(pspec.get("hostname") or e.name)
+        ci = as_int(e.facts.get("completion_index"))
+        node = ci if e.facts.get("job") == trainer else None
+        key = f"node {node}" if node is not None else f"{e.facts.get('job')}/{ci}"
+        pods.append(NodePod(key, e.obj, TV2.NODE if node is not None else "",
+                            SIDES.names(host, pspec.get("subdomain"), doc.namespace), node))
+    tj = as_dict(doc.data.get("spec"))
+    rj = next((as_dict(r) for r in as_list(spec.get("replicatedJobs")) if as_dict(r).get("name") == trainer_job), {})
+    jspec = as_dict(as_dict(rj.get("template")).get("spec"))
+    deadline = tj.get("activeDeadlineSeconds") if tj.get("activeDeadlineSeconds") is not None else \
+        jspec.get("activeDeadlineSeconds")
+    job = {"backoff limit": jspec.get("backoffLimit") if jspec.get("backoffLimit") is not None
+           else JS.JOB_DEFAULT_BACKOFF_LIMIT,
+           "active deadline": deadline,
+           "ttl after finished": spec.get("ttlSecondsAfterFinished"),
+           "suspend": bool(tj.get("suspend")),
+           "pods deleted at the end": SIDES.PODS_KEPT,   # JobSet deletes no pod of a finished Job
+           "group restarts": as_int(as_dict(spec.get("failurePolicy")).get("maxRestarts"), 0),
+           "managed by": tj.get("managedBy") if tj.get("managedBy") not in (None, TV2.TRAINJOB_CONTROLLER) else None}
+    pgp = as_dict(as_dict(runtime.data.get("spec")).get("podGroupPolicy")) if runtime is not None else {}
+    if pgp:
+        source = next(iter(pgp))
+        job["gang"] = {"timeout": as_dict(pgp[source]).get("scheduleTimeoutSeconds"), "needs": "every pod"}
+    else:
+        job["gang"] = None
+    job["queue"] = as_dict(as_dict(doc.data.get("metadata")).get("labels")).get(S.QUEUE_LABEL)
+    job.update(SIDES.meta(doc.data))
+    js_meta = SIDES.meta(js.obj)
+    if js_meta:
+        job["JobSet"] = js_meta
+    # torch.go EnforceMLPolicy upserts the container port ContainerTrainerPort for the rendezvous.
+    return Side(pods, job, frozenset({TV2.TRAINER_PORT}))

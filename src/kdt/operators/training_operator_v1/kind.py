@@ -2,7 +2,7 @@
 
 PyTorchJob is a training path of this project: its schema is generated (kdt.schemas.generate), the
 merge preview expands it (kdt.operators.training_operator_v1.expand), `kdt run` drives its pods
-(kdt.run.controllers.PyTorchJobController). TFJob, MPIJob, PaddleJob, XGBoostJob and JAXJob share the
+(kdt.operators.training_operator_v1.controller.PyTorchJobController). TFJob, MPIJob, PaddleJob, XGBoostJob and JAXJob share the
 replica-spec shape and the pod labels (pkg/controller.v1/common/pod.go), so lint reads their pods;
 the merge preview does not model their operators and says so.
 Facts: kdt.operators.training_operator_v1.facts and kdt.operators.injection.
@@ -11,21 +11,19 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from .. import versions as V
-from ..operators.kueue import expand as XK
-from ..operators.training_operator_v1 import expand as expand_to1
-from ..fields import as_dict, as_int
-from ..migrate import pytorchjob as migrate_to1
-from ..migrate import sides as migration_sides
-from ..operators import injection as INJ
-from ..operators.kueue import facts as KQ
-from ..operators.mpi import facts as MPI
-from ..operators.training_operator_v1 import facts as TO1
-from ..run import controllers as C
-from ..run.pods import LocalPod, pod_containers
-from ..resources import pod_gpus, pod_requests, procs_per_node
-from . import core
-from .base import JOB, Kind, PodTemplate, Workload
+from ... import versions as V
+from ..kueue import expand as XK
+from . import expand as expand_to1
+from ...fields import as_dict, as_int
+from . import migrate as migrate_to1
+from .. import injection as INJ
+from ..kueue import facts as KQ
+from ..mpi import facts as MPI
+from . import facts as TO1
+from .controller import PyTorchJobController
+from ..framework.pods import LocalPod, pod_containers
+from ...resources import pod_gpus, pod_requests, procs_per_node
+from ..framework.kind import JOB, Kind, PodTemplate, Workload, is_pod
 
 RELEASES = tuple(V.TRAINING_OPERATOR_RELEASES.values())
 
@@ -81,8 +79,8 @@ class PyTorchJob(TrainingOperatorJob):
         return expand_to1.expand(doc, ctx.load, ctx.options)
 
     def describe(self, items) -> str:
-        extra = [e for e in items if not core.POD.matches(e.obj)]
-        items = [e for e in items if core.POD.matches(e.obj)]
+        extra = [e for e in items if not is_pod(e.obj)]
+        items = [e for e in items if is_pod(e.obj)]
         if not items:
             return ""
         total = sum(n for n in _totals(items).values())
@@ -145,15 +143,15 @@ class PyTorchJob(TrainingOperatorJob):
         return [pod]
 
     def controller(self, pods, ctx):
-        return C.PyTorchJobController(pods)
+        return PyTorchJobController(pods)
 
     def migrate(self, doc, ctx):
-        """To a TrainJob and the runtime it needs (kdt.migrate.pytorchjob)."""
+        """To a TrainJob and the runtime it needs (kdt.operators.training_operator_v1.migrate)."""
         return migrate_to1.plan(doc, ctx)
 
     def migration_side(self, doc, items, docs):
         gang = next((e.facts["gang"] for e in items if e.facts.get("gang")), None)   # its PodGroup's
-        return migration_sides.pytorchjob(doc, [e for e in items if e.kind == "Pod"], gang)
+        return migrate_to1.side(doc, [e for e in items if e.kind == "Pod"], gang)
 
     def set_nproc(self, data: dict, n: int) -> bool:
         spec = data.setdefault("spec", {})

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..documents import Document
-from ..operators.kubernetes import ENV_FROM, SECRET, VALUE_FROM
+from ...documents import Document
+from ..kubernetes import ENV_FROM, SECRET, VALUE_FROM
 
 RULE = "run"
 NAMESPACE = "default"
