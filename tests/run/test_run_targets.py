@@ -13,6 +13,7 @@ backoffLimit is used up fails with that reason; bad targets are one located line
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
 import sys
@@ -218,7 +219,8 @@ def test_target_runs_to_completion(target, shared_run, request):
         report = json.loads((out_dir / "report.json").read_text())
         assert report["steps"] == LLM_STEPS and report["weights_sha256"] == digest
         assert (out_dir / "best" / "adapter_model.safetensors").is_file() and (out_dir / "mlflow_run_id").is_file()
-        _holds_its_trainer_status(events, report)
+        if "trainjob" in target:     # a TrainJob of 2.2+: kdt serves Trainer's status endpoint (a StatefulSet has none)
+            _holds_its_trainer_status(events, report)
 
 
 def _holds_its_trainer_status(events, report):
@@ -254,7 +256,22 @@ def test_elastic_lost_pod_resumes_from_checkpoint(tmp_path):
     # machine (at 90 it once finished alone first). Lost 30 steps after the step-50 checkpoint: trainkit writes checkpoints in the background
     # (dcp.async_save), and on a loaded machine a pod lost 10 steps after it was seen to resume from nothing,
     # rightly (an incomplete checkpoint is never loaded), which is not what this test is about.
-    code, out, err, events = kdt_run("overlays/elastic", "--nproc-per-node", "1", "--max-steps", "120",
+    # The shipped keep-alive (1 s x 2) relaxed to 3 s x 3 for this run: on a fresh clone's make test (3 pytest
+    # workers on 2 cores) the survivor's agent missed its 2 s, torch's rendezvous (dynamic_rendezvous._sanitize)
+    # dropped it from the round, and the recreated pod formed a second group of world size 1 beside it (both
+    # trained on; seen at c929e76 too). That hazard of the short keep-alive on a starved node is the
+    # rendezvous-keep-alive rule's and the README's matter; this test is about the resume.
+    target = tmp_path / "elastic-relaxed"
+    target.mkdir()
+    (target / "kustomization.yaml").write_text(
+        "resources: [%s]\npatches:\n- target: {group: kubeflow.org, kind: PyTorchJob, name: mnist-elastic}\n"
+        "  patch: |-\n"
+        "    - {op: test, path: /spec/elasticPolicy/rdzvConf/1/key, value: keep_alive_interval}\n"
+        "    - {op: replace, path: /spec/elasticPolicy/rdzvConf/1/value, value: '3'}\n"
+        "    - {op: test, path: /spec/elasticPolicy/rdzvConf/2/key, value: keep_alive_max_attempt}\n"
+        "    - {op: replace, path: /spec/elasticPolicy/rdzvConf/2/value, value: '3'}\n"
+        % os.path.relpath(ROOT / "overlays" / "elastic", target))
+    code, out, err, events = kdt_run(target, "--nproc-per-node", "1", "--max-steps", "120",
                                      "--lose", "mnist-elastic-worker-1@step=80", "--quiet",
                                      "--timeline", tmp_path / "t.png", workdir=tmp_path)
     assert code == 0, out + err

@@ -95,7 +95,8 @@ NOT_RUN = ("kubectl apply --server-side", "kubectl logs", "kubectl -n", "kubectl
 
 def _transform(cmd: str) -> str | None:
     """The form of `cmd` the test runs (None: it needs a cluster or the network, and is not run)."""
-    if cmd.startswith(NOT_RUN):
+    # `VAR=value kubectl get ...` is the same kubectl command with an environment (a kept cluster's KUBECONFIG)
+    if re.sub(r"^(\w+=\S*\s+)+", "", cmd).startswith(NOT_RUN):
         return None
     m = re.match(r"kubectl kustomize (\S+) \| kubectl apply -f -$", cmd)
     if m:

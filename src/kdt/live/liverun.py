@@ -33,7 +33,7 @@ from ..quantity import parse_quantity
 from ..operators.framework.controller import Verdict
 from . import admission as A
 from .api import Api, ApiError
-from .node import NodeAgent, selected_labels
+from .node import NodeAgent, selected_labels, tolerated_taints
 
 # scheduler messages that only say every node is taken for now (one pod per node; a replacement waits for
 # the pod it replaces to be gone) or lost: the pod will be placed, not a verdict
@@ -118,7 +118,8 @@ class LiveRun:
         specs = [p.spec for p in twins] + [by_name[n].spec if n in by_name else {} for n in lost]
         labels = [dict(lopts.node_labels) if lopts.node_labels is not None else selected_labels(sp) for sp in specs]
         self.agent = NodeAgent(self.api, self.run_id, len(twins) + lopts.nodes_extra,
-                               node_capacity(twins, lopts.node_size), opts, tl, by_name, first, labels)
+                               node_capacity(twins, lopts.node_size), opts, tl, by_name, first, labels,
+                               [tolerated_taints(sp) for sp in specs])
         self.events_seen: set = set()
         self.unschedulable: dict = {}
         self.applied: list = []

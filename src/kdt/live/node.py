@@ -82,6 +82,23 @@ def selected_labels(spec: dict) -> dict:
     return out
 
 
+def tolerated_taints(spec: dict) -> list[dict]:
+    """The NoSchedule taints a pod spec's tolerations name by key (`nvidia.com/gpu` Exists, as a GPU node pool is
+    tainted): the node made for that pod carries them, so a pod that tolerates none of them (a Deployment's beside
+    the job, such as the torchft Lighthouse) is not placed on a node another pod of the run needs. A toleration
+    with no key (it tolerates every taint) names none."""
+    out = []
+    for t in spec.get("tolerations") or []:
+        if not isinstance(t, dict) or not t.get("key") or t.get("effect") not in ("NoSchedule", None, ""):
+            continue
+        taint = {"key": str(t["key"]), "effect": "NoSchedule"}
+        if t.get("operator") == "Equal" or (t.get("operator") in (None, "") and t.get("value") is not None):
+            taint["value"] = str(t.get("value") or "")
+        if taint not in out:
+            out.append(taint)
+    return out
+
+
 def replica_set_base(pod: dict) -> str:
     """The Deployment of a pod a ReplicaSet owns (`<deployment>-<pod-template-hash>`), or ""."""
     meta = pod.get("metadata") or {}
@@ -164,7 +181,7 @@ class NodeAgent:
     means, as the kubelet does; the restart rule is kdt.operators.framework.controller.restarts_in_place)."""
 
     def __init__(self, api: Api, run_id: str, nodes: int, capacity: dict, opts, timeline, twins: dict | None = None,
-                 fallback_doc=None, labels: list[dict] | None = None):
+                 fallback_doc=None, labels: list[dict] | None = None, taints: list[list[dict]] | None = None):
         self.processes = Supervisor([], [], {}, opts, timeline, exited=self._on_exit, crash_loops=False)
         self.opts, self.tl = opts, timeline
         self.run_id = self.processes.run_id        # the marker of every process of this run
@@ -173,6 +190,7 @@ class NodeAgent:
         self.nodes = {f"kdt-{run_id}-{i}": Node(f"kdt-{run_id}-{i}") for i in range(nodes)}
         self.capacity = capacity
         self.labels = labels or []             # node i's own labels (what the pods select), by index
+        self.taints = taints or []             # node i's own taints (what its pod tolerates by key), by index
         self.twins = twins or {}               # logical name -> the offline LocalPod (where findings point)
         self.fallback_doc = fallback_doc
         self.runs: dict[str, LivePodRun] = {}  # pod uid -> its run
@@ -187,7 +205,8 @@ class NodeAgent:
         cap = {"pods": "1", **self.capacity}
         for i, n in enumerate(self.nodes.values()):
             own = self.labels[i] if i < len(self.labels) else {}
-            body = {"apiVersion": "v1", "kind": "Node",
+            taints = self.taints[i] if i < len(self.taints) else []
+            body = {"apiVersion": "v1", "kind": "Node", "spec": {"taints": taints} if taints else {},
                     "metadata": {"name": n.name, "labels": {**own, NODE_LABEL: self.label, "kubernetes.io/hostname": n.name,
                                                             "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"},
                                  "annotations": {OWNER_ANNOTATION: str(os.getpid())}},

@@ -113,6 +113,6 @@ def test_jobset_v0_12_refuses_gated_actions_and_strategies_while_their_gates_are
     text = JOBSET % _rules("{name: a, action: RestartJob}")
     assert lint(text) == [("spec.failurePolicy.rules[0].action", "RestartJob and RestartJobAndIgnoreMaxRestarts "
                            "failure policy actions are not allowed when RestartJob feature gate is disabled (JobSet "
-                           "v0.12.0: alpha, off by default)")]
+                           "v0.12.0: alpha, off by default: .kdt-cluster.yaml featureGates)")]
     assert [m for _, m in lint(text, "2.1")] == ["action 'RestartJob' is not one of FailJobSet, RestartJobSet, "
                                                  "RestartJobSetAndIgnoreMaxRestarts (the JobSet of Trainer 2.1)"]
