@@ -127,6 +127,7 @@ class Namespace(Kind):
 class PersistentVolumeClaim(Kind):
     group, kind, versions = "", "PersistentVolumeClaim", ("v1",)
     tier = 1
+    rest = True     # JobSet's volumeClaimPolicies create claims: the judge lists them (v0.12.0 volume_claim_policy.go)
 
 
 class _Namespaced(Kind):

@@ -186,6 +186,7 @@ def expanded(built: Built, source: Document, base_doc: Document | None, base: tu
         out.append(Expanded(obj=pvc, source=source, base=None, base_doc=base_doc, base_path=base + ("spec", *path),
                             trace=t))
     claims = {p["metadata"]["name"] for _, p in built.pvcs}
+    held_jobs: dict[str, str] = {}     # a Job's name -> the dependsOn it waits for
     for k, ji, job in built.jobs:
         t = Trace()
         for i, v in enumerate(((job["spec"].get("template") or {}).get("spec") or {}).get("volumes") or []):
@@ -196,19 +197,22 @@ def expanded(built: Built, source: Document, base_doc: Document | None, base: tu
             t.note(("metadata", section), JOBSET_CONTROLLER)
             t.note(("spec", "template", "metadata", section), JOBSET_CONTROLLER)
         t.note(("spec", "suspend"), f"{JOBSET_CONTROLLER}: the JobSet's suspend")
+        facts = {"elided": built.elided}
         if k in built.depends:
             after = ", ".join(f"{d.get('name')} {d.get('status')}" for d in built.depends[k] if isinstance(d, dict))
             t.note(("metadata", "name"), f"JobSet controller (depends_on.go dependencyReachedStatus): created only "
                                          f"once its dependsOn is reached ({after}), after the Jobs above")
+            facts["depends_on"] = after
+            held_jobs[job["metadata"]["name"]] = after
         out.append(Expanded(obj=job, source=source, base=None, base_doc=base_doc,
-                            base_path=base + ("spec", "replicatedJobs", k, "template"), trace=t,
-                            facts={"elided": built.elided}))
+                            base_path=base + ("spec", "replicatedJobs", k, "template"), trace=t, facts=facts))
     for p in built.pods:
         t = Trace()
         t.note(("metadata", "labels", JS.COMPLETION_INDEX_KEY), JOB_CONTROLLER)
         t.note(("spec", "hostname"), f"{JOB_CONTROLLER}: <job>-<completion index>")
         out.append(Expanded(obj=p.obj, source=source, base=None, base_doc=base_doc, base_path=base + p.path, trace=t,
-                            facts={"job": p.job, "completion_index": p.completion_index}))
+                            facts={"job": p.job, "completion_index": p.completion_index,
+                                   **({"depends_on": held_jobs[p.job]} if p.job in held_jobs else {})}))
     return out
 
 
