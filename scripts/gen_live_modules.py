@@ -121,28 +121,20 @@ def main() -> int:
     p.add_argument("--only", nargs="*", default=[], metavar="NAME", help="only these modules (e.g. containerd)")
     args = p.parse_args()
     bad = 0
-    for s in R.NODE_SETS:
-        out = R.node_module(s)
+    # (name, version, module, its go.mod folder, the generator): the node sets, then the operators' managers
+    modules = ([(s.name, s.version, s.module, R.node_module(s), lambda o, s=s: generate_node(s, o)) for s in R.NODE_SETS]
+               + [(c.name, c.version, c.module, R.operator_module(c), lambda o, c=c: generate(c, o))
+                  for c in R.operator_components()])
+    for name, version, module, out, make in modules:
         if args.check:
-            if _stale(out, s.module, s.version):
+            if _stale(out, module, version):
                 print(f"{out}: missing or stale; run python scripts/gen_live_modules.py", file=sys.stderr)
                 bad = 1
             continue
-        if args.only and s.name not in args.only:
+        if args.only and name not in args.only:
             continue
-        print(f"{s.name} {s.version} -> {out.relative_to(ROOT)}", file=sys.stderr)
-        generate_node(s, out)
-    for c in R.operator_components():
-        out = R.operator_module(c)
-        if args.check:
-            if _stale(out, c.module, c.version):
-                print(f"{out}: missing or stale; run python scripts/gen_live_modules.py", file=sys.stderr)
-                bad = 1
-            continue
-        if args.only and c.name not in args.only:
-            continue
-        print(f"{c.name} {c.version} -> {out.relative_to(ROOT)}", file=sys.stderr)
-        generate(c, out)
+        print(f"{name} {version} -> {out.relative_to(ROOT)}", file=sys.stderr)
+        make(out)
     return bad
 
 

@@ -67,7 +67,7 @@ def parse_shape(text: str, block: int | None = None) -> Shape:
     """`64x8` (nodes x GPUs per node); blocks of 64 nodes unless `block` says otherwise."""
     m = re.fullmatch(r"\s*(\d+)\s*x\s*(\d+)\s*", text or "")
     if not m or int(m.group(1)) < 1 or int(m.group(2)) < 1:
-        raise UsageError(f"--nodes {text!r}: expected NODESxGPUS, e.g. 64x8")
+        raise UsageError(f"--simulate {text!r}: expected NODESxGPUS, e.g. 64x8")
     nodes, gpus = int(m.group(1)), int(m.group(2))
     b = block or min(nodes, 64)
     if b < 1:
