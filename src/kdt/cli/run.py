@@ -490,6 +490,10 @@ def _run_simulated(args) -> int:
     name, docs = SR.target_documents(args.target)   # a target that does not render stops before anything starts
     say = (lambda msg: None) if args.quiet else (lambda msg: print(msg, flush=True))
     operators, gang = SR.needs(docs)
+    if args.dry_run:        # what would start, nothing started
+        print(f"{name}: would run on {shape.name} simulated nodes (blocks of {shape.block}) with Kueue"
+              + (", coscheduling" if gang else "") + (", the operators' managers" if operators else ""))
+        return 0
     cluster = SR.start_cluster(shape, sys.stderr, coscheduling=gang, operators=operators)
     try:
         obs, docs, applied, findings = SR.submit(cluster, args.target, say=say, timeout=args.timeout)
